@@ -1,0 +1,48 @@
+# Two commands do all the setup on a fresh machine (see README.md):
+#   make demo   start the local stack (Kafka + Kubernetes + pod runner) until Ctrl-C
+#   make test   install everything, run the gates and the whole test suite
+# Both are idempotent. The virtualenv is .venv; everything built or downloaded
+# (Kafka jars, Kubernetes, etcd, helm) is cached in $(SEGUE_CACHE).
+
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+export SEGUE_CACHE ?= $(HOME)/.cache/segue
+# Extra pytest arguments, e.g. make test PYTEST_ARGS="-m smoke"
+PYTEST_ARGS ?=
+
+.PHONY: demo test venv stack lint typecheck contracts gates
+
+demo: venv stack
+	$(BIN)/segue stack up
+
+test: venv stack gates
+	@status=0; $(BIN)/pytest $(PYTEST_ARGS) || status=$$?; \
+	if [ $$status -eq 5 ]; then \
+	  if [ -n "$(PYTEST_ARGS)" ]; then echo "make test: no test matched PYTEST_ARGS=$(PYTEST_ARGS)"; status=0; \
+	  else echo "make test: pytest collected no tests; the suite is broken" >&2; fi; \
+	fi; exit $$status
+
+venv: $(VENV)/.installed
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --disable-pip-version-check --upgrade pip==25.3
+	$(BIN)/pip install --quiet --disable-pip-version-check -e '.[dev]'
+	touch $@
+
+stack:
+	bash stack/install/all.sh
+
+gates: lint typecheck contracts
+
+lint: venv
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+typecheck: venv
+	$(BIN)/mypy
+
+contracts: venv
+	$(BIN)/lint-imports

@@ -1,0 +1,1 @@
+"""segue.assignor: the pure decision core's placement engine (issue 3)."""

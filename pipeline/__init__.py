@@ -1,0 +1,1 @@
+"""segue.pipeline: the PySpark what-if pipeline over scaling histories (a later issue)."""

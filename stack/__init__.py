@@ -1,0 +1,21 @@
+"""The embedded local stack: real Apache Kafka, a real Kubernetes control plane
+and a pod runner that plays the kubelet, all on 127.0.0.1.
+
+The test harness (session-scoped fixtures in tests/conftest.py) and ``make demo``
+start it through :class:`LocalStack`. Binaries come from ``stack/install/*.sh``
+(run by ``make``), cached under ``$SEGUE_CACHE``. Module map:
+
+- ``paths``: where the cache and the pinned binaries are;
+- ``process``: one supervised child process (start, wait ready, stop, log tail);
+- ``kafka``: a single-node KRaft broker;
+- ``certs`` and ``kube``: etcd, kube-apiserver, kube-controller-manager, kubeconfig;
+- ``kubelet/``: the pod runner;
+- ``localstack``: all of it together, with the order and the teardown.
+"""
+
+from segue.stack.kafka import KafkaBroker
+from segue.stack.kube import KubeControlPlane
+from segue.stack.localstack import LocalStack
+from segue.stack.process import StackError
+
+__all__ = ["KafkaBroker", "KubeControlPlane", "LocalStack", "StackError"]

@@ -1,0 +1,139 @@
+"""A single-node Apache Kafka broker in KRaft mode, run from Maven Central jars.
+
+One process is both controller and broker. Replication factors of the internal
+topics are 1 (one node), and the group rebalance delay is 0 so tests do not
+wait three seconds per consumer group. Transactions, fencing, compaction and
+the admin API are the real broker's: nothing is mocked.
+"""
+
+from __future__ import annotations
+
+import base64
+import uuid
+from pathlib import Path
+
+from segue.stack.paths import Binaries
+from segue.stack.process import ManagedProcess, StackError, free_port, port_open
+
+LOG4J2 = """\
+status = warn
+appender.file.type = File
+appender.file.name = FILE
+appender.file.fileName = {log}
+appender.file.layout.type = PatternLayout
+appender.file.layout.pattern = [%d] %p %m (%c)%n
+rootLogger.level = INFO
+rootLogger.appenderRef.file.ref = FILE
+logger.kafka.name = kafka
+logger.kafka.level = INFO
+logger.state.name = state.change.logger
+logger.state.level = WARN
+"""
+
+
+def new_cluster_id() -> str:
+    """A KRaft cluster id (base64url of a UUID, as Kafka's own tool makes them).
+
+    One that starts with '-' would be read as an option by the storage tool's
+    argument parser, so draw again: the id is random anyway.
+    """
+    while True:
+        candidate = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+        if not candidate.startswith("-"):
+            return candidate
+
+
+class KafkaBroker:
+    def __init__(self, workdir: Path, binaries: Binaries, host: str = "127.0.0.1") -> None:
+        self.workdir = workdir
+        self.binaries = binaries
+        self.host = host
+        self.port = free_port(host)
+        self.controller_port = free_port(host)
+        self.cluster_id = new_cluster_id()
+        self.process: ManagedProcess | None = None
+
+    @property
+    def bootstrap_servers(self) -> str:
+        return f"{self.host}:{self.port}"
+
+    def _write_config(self) -> Path:
+        data = self.workdir / "data"
+        data.mkdir(parents=True, exist_ok=True)
+        props = {
+            "process.roles": "broker,controller",
+            "node.id": "1",
+            "controller.quorum.voters": f"1@{self.host}:{self.controller_port}",
+            "listeners": f"PLAINTEXT://{self.host}:{self.port},"
+            f"CONTROLLER://{self.host}:{self.controller_port}",
+            "advertised.listeners": f"PLAINTEXT://{self.host}:{self.port}",
+            "controller.listener.names": "CONTROLLER",
+            "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
+            "inter.broker.listener.name": "PLAINTEXT",
+            "log.dirs": str(data),
+            "num.partitions": "1",
+            "auto.create.topics.enable": "false",
+            "offsets.topic.replication.factor": "1",
+            "offsets.topic.num.partitions": "10",
+            "transaction.state.log.replication.factor": "1",
+            "transaction.state.log.min.isr": "1",
+            "transaction.state.log.num.partitions": "10",
+            "share.coordinator.state.topic.replication.factor": "1",
+            "share.coordinator.state.topic.min.isr": "1",
+            "group.initial.rebalance.delay.ms": "0",
+            # Compaction runs soon enough to be observed in tests.
+            "log.cleaner.backoff.ms": "1000",
+        }
+        path = self.workdir / "server.properties"
+        path.write_text("".join(f"{k}={v}\n" for k, v in props.items()))
+        (self.workdir / "log4j2.properties").write_text(
+            LOG4J2.format(log=self.workdir / "server.log")
+        )
+        return path
+
+    def _java(self, main: str, *args: str) -> list[str]:
+        return [
+            str(self.binaries.java),
+            "-Xms256m",
+            "-Xmx768m",
+            "-XX:+UseG1GC",
+            "-XX:TieredStopAtLevel=1",  # faster start on 2 cores; a test broker is not hot
+            "-Djava.awt.headless=true",
+            f"-Dlog4j2.configurationFile={self.workdir / 'log4j2.properties'}",
+            "-cp",
+            f"{self.binaries.kafka_libs}/*",
+            main,
+            *args,
+        ]
+
+    def start(self, timeout: float = 90.0) -> None:
+        config = self._write_config()
+        fmt = ManagedProcess(
+            "kafka-storage-format",
+            self._java(
+                "kafka.tools.StorageTool", "format", "-t", self.cluster_id, "-c", str(config)
+            ),
+            self.workdir / "format.log",
+        )
+        fmt.start()
+        assert fmt.proc is not None
+        if fmt.proc.wait(60) != 0:
+            raise StackError(f"formatting Kafka storage failed:\n{fmt.log_tail()}")
+        self.process = ManagedProcess(
+            "kafka", self._java("kafka.Kafka", str(config)), self.workdir / "stdout.log"
+        )
+        self.process.start()
+        self.process.wait_ready(self._ready, timeout, "accepting client requests")
+
+    def _ready(self) -> bool:
+        if not port_open(self.host, self.port):
+            return False
+        from confluent_kafka.admin import AdminClient
+
+        admin = AdminClient({"bootstrap.servers": self.bootstrap_servers})
+        metadata = admin.list_topics(timeout=2)
+        return bool(metadata.brokers)
+
+    def stop(self) -> None:
+        if self.process is not None:
+            self.process.stop(grace=20)

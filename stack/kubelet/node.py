@@ -1,0 +1,165 @@
+"""The runner's Node object and the pod addresses it hands out.
+
+:func:`register_node` creates (or updates) the Node with what a kubelet
+reports at registration: labels, capacity and allocatable, the Ready condition
+and the InternalIP 127.0.0.1. No heartbeats follow: the control plane runs
+without the node lifecycle controller (see ``segue.stack.kube``).
+
+:class:`LoopbackIpam` gives each pod its own address from 127.0.0.0/16 (all of
+127/8 reaches ``lo`` on Linux, so nothing needs configuring). ``supervisor``
+allocates one per pod instance and releases it when the pod is gone.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+import platform
+import random
+import shutil
+import threading
+from pathlib import Path
+from typing import Any
+
+from kubernetes.client.exceptions import ApiException
+
+from segue.stack.kubelet.api import MERGE_PATCH, Api
+from segue.stack.kubelet.status import timestamp
+
+Obj = dict[str, Any]
+ARCH = {"x86_64": "amd64", "aarch64": "arm64"}
+
+
+class LoopbackIpam:
+    """Pod IPs 127.0.x.y, handed out round-robin from a random start (so two
+    runners on one machine rarely collide, and a freed address is not reused at
+    once). 127.0.0.x and 127.0.1.x (the host's own names) are never used."""
+
+    def __init__(self, first: str = "127.0.2.1", last: str = "127.0.255.254") -> None:
+        self._first = int(ipaddress.IPv4Address(first))
+        self._size = int(ipaddress.IPv4Address(last)) - self._first + 1
+        self._cursor = random.randrange(self._size)
+        self._used: set[int] = set()
+        self._lock = threading.Lock()
+
+    def allocate(self) -> str:
+        with self._lock:
+            for _ in range(self._size):
+                address = self._first + self._cursor
+                self._cursor = (self._cursor + 1) % self._size
+                if address % 256 in (0, 255) or address in self._used:
+                    continue
+                self._used.add(address)
+                return str(ipaddress.IPv4Address(address))
+        raise RuntimeError("no free pod address left")
+
+    def release(self, address: str) -> None:
+        with self._lock:
+            self._used.discard(int(ipaddress.IPv4Address(address)))
+
+
+def capacity(root: Path) -> dict[str, str]:
+    """What this machine offers, as a Node's capacity."""
+    memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    return {
+        "cpu": str(os.cpu_count() or 1),
+        "memory": f"{memory // 1024}Ki",
+        "ephemeral-storage": f"{shutil.disk_usage(root).total // 1024}Ki",
+        "pods": "110",
+    }
+
+
+def _read(path: str, default: str = "") -> str:
+    try:
+        return Path(path).read_text().strip()
+    except OSError:
+        return default
+
+
+def _os_image() -> str:
+    for line in _read("/etc/os-release").splitlines():
+        if line.startswith("PRETTY_NAME="):
+            return line.split("=", 1)[1].strip('"')
+    return platform.system()
+
+
+def node_status(host_ip: str, name: str, resources: dict[str, str], version: str) -> Obj:
+    now = timestamp()
+
+    def condition(kind: str, status: str, reason: str, message: str) -> Obj:
+        return {
+            "type": kind,
+            "status": status,
+            "reason": reason,
+            "message": message,
+            "lastHeartbeatTime": now,
+            "lastTransitionTime": now,
+        }
+
+    return {
+        "capacity": resources,
+        "allocatable": resources,
+        "conditions": [
+            condition(
+                "MemoryPressure", "False", "KubeletHasSufficientMemory", "no memory pressure"
+            ),
+            condition("DiskPressure", "False", "KubeletHasNoDiskPressure", "no disk pressure"),
+            condition(
+                "PIDPressure", "False", "KubeletHasSufficientPID", "sufficient PID available"
+            ),
+            condition(
+                "Ready", "True", "KubeletReady", "the segue pod runner is posting ready status"
+            ),
+        ],
+        "addresses": [
+            {"type": "InternalIP", "address": host_ip},
+            {"type": "Hostname", "address": name},
+        ],
+        "daemonEndpoints": {"kubeletEndpoint": {"Port": 0}},
+        "nodeInfo": {
+            "machineID": _read("/etc/machine-id"),
+            "systemUUID": _read("/etc/machine-id"),
+            "bootID": _read("/proc/sys/kernel/random/boot_id"),
+            "kernelVersion": platform.release(),
+            "osImage": _os_image(),
+            "containerRuntimeVersion": "segue-pod-runner://0.1.0",
+            "kubeletVersion": version,
+            "kubeProxyVersion": "",
+            "operatingSystem": "linux",
+            "architecture": ARCH.get(platform.machine(), platform.machine()),
+        },
+    }
+
+
+def register_node(api: Api, name: str, host_ip: str, resources: dict[str, str]) -> None:
+    """Create or update the Node ``name`` and report it Ready."""
+    labels = {
+        "kubernetes.io/hostname": name,
+        "kubernetes.io/os": "linux",
+        "kubernetes.io/arch": ARCH.get(platform.machine(), platform.machine()),
+        "segue.dev/pod-runner": "true",
+    }
+    version = str(api.request("GET", "/version").get("gitVersion", "v0.0.0"))
+    node = {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": name, "labels": labels},
+        "spec": {},
+    }
+    try:
+        api.request("POST", "/api/v1/nodes", body=node)
+    except ApiException as exc:
+        if exc.status != 409:
+            raise
+        api.request(
+            "PATCH",
+            f"/api/v1/nodes/{name}",
+            body={"metadata": {"labels": labels}},
+            content_type=MERGE_PATCH,
+        )
+    api.request(
+        "PATCH",
+        f"/api/v1/nodes/{name}/status",
+        body={"status": node_status(host_ip, name, resources, version)},
+        content_type=MERGE_PATCH,
+    )

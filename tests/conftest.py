@@ -1,0 +1,106 @@
+"""Session fixtures: the real local stack (Kafka, Kubernetes, pod runner), each
+started on first use, so a test that needs only Kafka starts only Kafka.
+
+Nothing here is mocked and nothing is skipped: a component that cannot start
+fails every test that needs it, with the component's own log tail in the
+message (so `CI=true make test` fails loudly instead of passing on less).
+Tests that need none of these fixtures (the pure core's) start nothing.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from hypothesis import settings
+
+from segue.stack import KafkaBroker, KubeControlPlane, StackError
+from segue.stack.localstack import NODE_NAME
+from segue.stack.paths import Binaries
+
+settings.register_profile("ci", derandomize=True, deadline=None, print_blob=True)
+settings.register_profile("dev", deadline=None)
+settings.load_profile("ci" if os.environ.get("CI") == "true" else "dev")
+
+
+def _started(component: Any, name: str) -> Any:
+    try:
+        component.start()
+    except Exception as exc:  # any way of not starting is a failure, never a skip
+        component.stop()
+        pytest.fail(f"{name} could not start: {exc}", pytrace=False)
+    return component
+
+
+@pytest.fixture(scope="session")
+def binaries() -> Binaries:
+    try:
+        return Binaries.locate()
+    except StackError as exc:
+        pytest.fail(str(exc), pytrace=False)
+
+
+@pytest.fixture(scope="session")
+def kafka(tmp_path_factory: pytest.TempPathFactory, binaries: Binaries) -> Iterator[KafkaBroker]:
+    """A real single-node Kafka broker (KRaft) for the whole session."""
+    broker = _started(KafkaBroker(tmp_path_factory.mktemp("kafka"), binaries), "Kafka")
+    yield broker
+    broker.stop()
+
+
+@pytest.fixture(scope="session")
+def kube(
+    tmp_path_factory: pytest.TempPathFactory, binaries: Binaries
+) -> Iterator[KubeControlPlane]:
+    """A real control plane: etcd, kube-apiserver, kube-controller-manager."""
+    plane = _started(KubeControlPlane(tmp_path_factory.mktemp("kube"), binaries), "Kubernetes")
+    yield plane
+    plane.stop()
+
+
+@pytest.fixture(scope="session")
+def pod_runner(tmp_path_factory: pytest.TempPathFactory, kube: KubeControlPlane) -> Iterator[Any]:
+    """The kubelet stand-in: runs pods bound to its Node as local processes."""
+    from segue.stack.kubelet import PodRunner
+
+    runner = PodRunner(
+        kubeconfig=kube.kubeconfig,
+        root=tmp_path_factory.mktemp("pods"),
+        apiserver_host=kube.host,
+        apiserver_port=kube.port,
+        ca_file=kube.ca_file,
+        node_name=NODE_NAME,
+    )
+    yield _started(runner, "the pod runner")
+    runner.stop()
+
+
+@pytest.fixture(scope="session")
+def kube_api(kube: KubeControlPlane) -> Iterator[object]:
+    """A kubernetes.client.ApiClient logged in as the cluster admin."""
+    from kubernetes import config
+
+    client = config.new_client_from_config(config_file=str(kube.kubeconfig))
+    yield client
+    client.close()
+
+
+@pytest.fixture
+def namespace(kube_api: object) -> Iterator[str]:
+    """A fresh namespace per test, deleted afterwards (the namespace controller
+    then removes everything in it)."""
+    from kubernetes import client
+
+    core = client.CoreV1Api(kube_api)
+    name = f"t-{uuid.uuid4().hex[:10]}"
+    core.create_namespace(client.V1Namespace(metadata=client.V1ObjectMeta(name=name)))
+    yield name
+    core.delete_namespace(name)
+
+
+@pytest.fixture
+def topic_name() -> str:
+    return f"t-{uuid.uuid4().hex[:10]}"

@@ -1,0 +1,1 @@
+"""segue.worker: the data plane every StreamApp pod runs (issue 4)."""
