@@ -13,7 +13,7 @@ export SEGUE_CACHE ?= $(HOME)/.cache/segue
 # Extra pytest arguments, e.g. make test PYTEST_ARGS="-m smoke"
 PYTEST_ARGS ?=
 
-.PHONY: demo test venv stack lint typecheck contracts gates
+.PHONY: demo test bench venv stack lint typecheck contracts gates
 
 demo: venv stack
 	$(BIN)/segue stack up
@@ -24,6 +24,10 @@ test: venv stack gates
 	  if [ -n "$(PYTEST_ARGS)" ]; then echo "make test: no test matched PYTEST_ARGS=$(PYTEST_ARGS)"; status=0; \
 	  else echo "make test: pytest collected no tests; the suite is broken" >&2; fi; \
 	fi; exit $$status
+
+# Benchmarks live here, not in tests: results and commands in docs/benchmarks.md.
+bench: venv stack
+	bash bench/assignor/run.sh --budget 60 --java-timeout 420
 
 venv: $(VENV)/.installed
 $(VENV)/.installed: pyproject.toml

@@ -16,6 +16,7 @@ from segue import __version__
 # name -> (module, one-line help). Later layers add their commands here.
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "stack": ("segue.stack.cli", "run the embedded local stack (Kafka, Kubernetes, pod runner)"),
+    "assign": ("segue.assignor.cli", "preview a placement decision: JSON in, JSON out"),
 }
 
 

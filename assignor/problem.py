@@ -1,0 +1,194 @@
+"""From a validated request to the indexed problem the solvers work on.
+
+This is where contradictions are caught (a member listed twice, a task owned by two members,
+a lag for a task that does not exist...) and reported by name. What comes out is a
+:class:`Problem`: tasks and members in canonical order, addressed by index, with one
+:class:`ClientState` per present member, in the spirit of Kafka Streams' ``ClientState``.
+A member named in ``current`` but absent from ``members`` is gone: its tasks become orphans.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .errors import InvalidRequest
+from .ids import member_sort_key, parse_task_id
+from .model import AssignmentConfig, AssignRequest, MemberTasks, TaskSpec
+
+NO_MEMBER = -1
+
+
+@dataclass(slots=True)
+class ClientState:
+    """One present member and what it runs now (task indexes)."""
+
+    id: str
+    capacity: int
+    rack: str | None
+    leaving: bool
+    active: set[int] = field(default_factory=set)
+    standby: set[int] = field(default_factory=set)
+    learning: set[int] = field(default_factory=set)
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    """A request in canonical, indexed form. Per-task tuples are indexed by task index."""
+
+    task_ids: tuple[str, ...]
+    subtopology: tuple[int, ...]
+    stateful: tuple[bool, ...]
+    state_bytes: tuple[int | None, ...]
+    members: tuple[ClientState, ...]
+    owner: tuple[int, ...]  # present member running the task, or NO_MEMBER
+    orphaned: tuple[bool, ...]  # its owner is gone
+    lags: tuple[dict[int, int], ...]  # present member -> changelog lag
+    standbys: tuple[tuple[int, ...], ...]  # present members with a standby, in order
+    learners: tuple[tuple[int, ...], ...]  # present members with a learner, in order
+    config: AssignmentConfig
+    sizes_known: bool  # every stateful task has state_bytes: restores are weighed in bytes
+
+    def caught_up(self, task: int, member: int) -> bool:
+        """Owner, or a local copy within ``acceptable_recovery_lag`` (KIP-441)."""
+        if self.owner[task] == member:
+            return True
+        lag = self.lags[task].get(member)
+        return lag is not None and lag <= self.config.acceptable_recovery_lag
+
+    def eligible(self) -> list[int]:
+        """Members that may be given work: present and not leaving."""
+        return [m for m, state in enumerate(self.members) if not state.leaving]
+
+
+def build_problem(request: AssignRequest) -> Problem:
+    """Check the request for contradictions and index it; raises :class:`InvalidRequest`."""
+    specs, task_keys = _tasks(request)
+    index = {spec.id: i for i, spec in enumerate(specs)}
+    members = _members(request, bool(specs))
+    position = {state.id: m for m, state in enumerate(members)}
+    roles = _Roles(len(specs))
+    for member_id in sorted(request.current, key=member_sort_key):
+        roles.read(
+            member_id,
+            request.current[member_id],
+            position.get(member_id, NO_MEMBER),
+            index,
+            members,
+        )
+    lags: list[dict[int, int]] = [{} for _ in specs]
+    for member_id, per_task in request.lags.items():
+        m = position.get(member_id, NO_MEMBER)
+        if m == NO_MEMBER:
+            raise InvalidRequest(f"lags name member {member_id!r}, which is not in members")
+        for name, lag in per_task.items():
+            t = _task_of(index, name, f"lags[{member_id!r}]")
+            if lag < 0:  # pydantic forbids it already; kept for direct callers
+                raise InvalidRequest(f"lags[{member_id!r}][{name!r}] is negative: {lag}")
+            lags[t][m] = lag
+    return Problem(
+        task_ids=tuple(spec.id for spec in specs),
+        subtopology=tuple(task_keys[spec.id][0] for spec in specs),
+        stateful=tuple(spec.stateful for spec in specs),
+        state_bytes=tuple(spec.state_bytes for spec in specs),
+        members=members,
+        owner=tuple(roles.owner),
+        orphaned=tuple(roles.orphaned),
+        lags=tuple(lags),
+        standbys=tuple(tuple(sorted(s)) for s in roles.standbys),
+        learners=tuple(tuple(sorted(s)) for s in roles.learners),
+        config=request.config,
+        sizes_known=all(spec.state_bytes is not None for spec in specs if spec.stateful),
+    )
+
+
+def _tasks(request: AssignRequest) -> tuple[list[TaskSpec], dict[str, tuple[int, int]]]:
+    """Tasks in canonical order; a sub-topology's tasks must agree on being stateful."""
+    task_keys: dict[str, tuple[int, int]] = {}
+    statefulness: dict[int, tuple[bool, str]] = {}
+    for spec in request.tasks:
+        if spec.id in task_keys:
+            raise InvalidRequest(f"task {spec.id!r} is listed twice in tasks")
+        key = parse_task_id(spec.id)
+        task_keys[spec.id] = key
+        seen = statefulness.setdefault(key[0], (spec.stateful, spec.id))
+        if seen[0] != spec.stateful:
+            raise InvalidRequest(
+                f"sub-topology {key[0]} mixes stateful and stateless tasks "
+                f"({seen[1]!r} and {spec.id!r}); a sub-topology's tasks share its stores"
+            )
+    return sorted(request.tasks, key=lambda spec: task_keys[spec.id]), task_keys
+
+
+def _members(request: AssignRequest, has_tasks: bool) -> tuple[ClientState, ...]:
+    seen: set[str] = set()
+    for member in request.members:
+        if member.id in seen:
+            raise InvalidRequest(f"member {member.id!r} is listed twice in members")
+        seen.add(member.id)
+    if has_tasks and not request.members:
+        raise InvalidRequest("there are tasks but no members to run them")
+    if has_tasks and all(member.leaving for member in request.members):
+        raise InvalidRequest("every member is leaving: nobody is left to run the tasks")
+    ordered = sorted(request.members, key=lambda member: member_sort_key(member.id))
+    return tuple(ClientState(m.id, m.capacity, m.rack, m.leaving) for m in ordered)
+
+
+def _task_of(index: dict[str, int], name: str, where: str) -> int:
+    found = index.get(name)
+    if found is None:
+        raise InvalidRequest(f"{where} names task {name!r}, which is not in tasks")
+    return found
+
+
+class _Roles:
+    """Who runs what in the current generation, checked as it is read."""
+
+    def __init__(self, count: int) -> None:
+        self.owner = [NO_MEMBER] * count
+        self.orphaned = [False] * count
+        self.active_on: dict[int, str] = {}
+        self.standbys: list[list[int]] = [[] for _ in range(count)]
+        self.learners: list[list[int]] = [[] for _ in range(count)]
+
+    def read(
+        self,
+        member_id: str,
+        tasks: MemberTasks,
+        m: int,
+        index: dict[str, int],
+        members: tuple[ClientState, ...],
+    ) -> None:
+        where = f"current[{member_id!r}]"
+        held: set[int] = set()
+        for role, names in (
+            ("active", tasks.active),
+            ("standby", tasks.standby),
+            ("learning", tasks.learning),
+        ):
+            for name in names:
+                t = _task_of(index, name, f"{where}.{role}")
+                if t in held:
+                    raise InvalidRequest(f"{where} lists task {name!r} more than once")
+                held.add(t)
+                if role == "active":
+                    self._active(t, name, member_id, m, members)
+                elif m != NO_MEMBER and role == "standby":
+                    members[m].standby.add(t)
+                    self.standbys[t].append(m)
+                elif m != NO_MEMBER:
+                    members[m].learning.add(t)
+                    self.learners[t].append(m)
+
+    def _active(
+        self, t: int, name: str, member_id: str, m: int, members: tuple[ClientState, ...]
+    ) -> None:
+        if t in self.active_on:
+            raise InvalidRequest(
+                f"task {name!r} is active on two members: {self.active_on[t]!r} and {member_id!r}"
+            )
+        self.active_on[t] = member_id
+        if m == NO_MEMBER:
+            self.orphaned[t] = True  # its owner is gone
+        else:
+            self.owner[t] = m
+            members[m].active.add(t)
