@@ -10,6 +10,7 @@ Tests that need none of these fixtures (the pure core's) start nothing.
 from __future__ import annotations
 
 import os
+import time
 import uuid
 from collections.abc import Iterator
 from typing import Any
@@ -18,6 +19,7 @@ import pytest
 from hypothesis import settings
 
 from segue.stack import KafkaBroker, KubeControlPlane, StackError
+from segue.stack.kubelet import PodRunner
 from segue.stack.localstack import NODE_NAME
 from segue.stack.paths import Binaries
 
@@ -62,10 +64,10 @@ def kube(
 
 
 @pytest.fixture(scope="session")
-def pod_runner(tmp_path_factory: pytest.TempPathFactory, kube: KubeControlPlane) -> Iterator[Any]:
+def pod_runner(
+    tmp_path_factory: pytest.TempPathFactory, kube: KubeControlPlane
+) -> Iterator[PodRunner]:
     """The kubelet stand-in: runs pods bound to its Node as local processes."""
-    from segue.stack.kubelet import PodRunner
-
     runner = PodRunner(
         kubeconfig=kube.kubeconfig,
         root=tmp_path_factory.mktemp("pods"),
@@ -97,6 +99,14 @@ def namespace(kube_api: object) -> Iterator[str]:
     core = client.CoreV1Api(kube_api)
     name = f"t-{uuid.uuid4().hex[:10]}"
     core.create_namespace(client.V1Namespace(metadata=client.V1ObjectMeta(name=name)))
+    # Admission rejects pods until the ServiceAccount controller has made `default`.
+    deadline = time.monotonic() + 30
+    while not core.list_namespaced_service_account(
+        name, field_selector="metadata.name=default"
+    ).items:
+        if time.monotonic() > deadline:
+            pytest.fail(f"namespace {name}: no default ServiceAccount after 30s", pytrace=False)
+        time.sleep(0.1)
     yield name
     core.delete_namespace(name)
 

@@ -577,7 +577,8 @@ def test_statefulset_pod_recreated_finds_its_claim(
     k.wait(ready, "two ready replicas")
     first = k.pod("counter-0")
     assert first is not None
-    assert k.log(first, "main").strip() == "1"
+    # Ready means running (no readiness probe), not that it has printed yet.
+    assert k.wait(lambda: k.log(first, "main").strip(), "counter-0's output") == "1"
     k.core.delete_namespaced_pod("counter-0", k.namespace)
 
     def recreated() -> client.V1Pod | None:
@@ -635,7 +636,8 @@ def test_native_sidecar_startup_probe_and_post_start_hook(cluster: Cluster) -> N
     ready = k.wait(
         lambda: (p := k.pod("sidecars")) and condition(p, "Ready") == "True" and p, "Ready"
     )
-    assert k.log(ready, "main").strip() == "sidecar up before main: True"
+    output = k.wait(lambda: k.log(ready, "main").strip(), "the main container's output")
+    assert output == "sidecar up before main: True"
     sidecar = ready.status.init_container_statuses[0]
     assert sidecar.started is True
     assert sidecar.ready is True
