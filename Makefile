@@ -28,6 +28,7 @@ test: venv stack gates
 # Benchmarks live here, not in tests: results and commands in docs/benchmarks.md.
 bench: venv stack
 	bash bench/assignor/run.sh --budget 60 --java-timeout 420
+	$(BIN)/python -m bench.worker.run_all
 
 venv: $(VENV)/.installed
 $(VENV)/.installed: pyproject.toml

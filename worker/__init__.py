@@ -1,1 +1,44 @@
-"""segue.worker: the data plane every StreamApp pod runs (issue 4)."""
+"""segue.worker: the data plane every StreamApp pod runs (issue 4).
+
+The library a stream application is written against, and the process
+(``segue worker --app MODULE:OBJECT``) that runs it. An application is a
+:class:`Topology`::
+
+    from segue.worker import INT64, STRING, Topology
+
+    app = Topology("streams-wordcount")
+    text = app.topic("streams-plaintext-input", key=STRING, value=STRING)
+    words = app.repartition("counts-store", key=STRING, value=STRING)
+    counts = app.store("counts-store", key=STRING, value=INT64)
+    out = app.topic("streams-wordcount-output", key=STRING, value=INT64)
+    app.subtopology([text], split, sinks=[words])
+    app.subtopology([words], count, stores=[counts], sinks=[out])
+
+See docs/worker.md. Module map: ``topology``, ``processor``, ``serdes`` (the API);
+``tasks``, ``topics``, ``assignment``, ``plan`` (pure logic); ``state/`` (stores,
+checkpoints, restoration); ``active``, ``taskset``, ``runtime`` (running tasks);
+``watch``, ``metrics``, ``report``, ``http``, ``config``, ``cli`` (the process);
+``apps/`` (examples).
+"""
+
+from segue.worker.processor import Context, ErrorPolicy, KeyValueStore, Processor, Record
+from segue.worker.serdes import BYTES, INT64, JSON, STRING, MalformedRecord, Serde
+from segue.worker.topology import StoreSpec, SubTopology, TopicSpec, Topology
+
+__all__ = [
+    "BYTES",
+    "INT64",
+    "JSON",
+    "STRING",
+    "Context",
+    "ErrorPolicy",
+    "KeyValueStore",
+    "MalformedRecord",
+    "Processor",
+    "Record",
+    "Serde",
+    "StoreSpec",
+    "SubTopology",
+    "TopicSpec",
+    "Topology",
+]

@@ -1,0 +1,144 @@
+"""Unit tests of local state: the engine's atomic writes, a task store's layers,
+and the rule that untrustworthy state is wiped, never served."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import rocksdict
+
+from segue.worker import INT64, STRING
+from segue.worker.state.checkpoint import Checkpoint
+from segue.worker.state.engine import META_CF, Engine, StoreLocked
+from segue.worker.state.layout import StateLayout
+from segue.worker.state.opening import open_store
+from segue.worker.state.store import TaskStore
+from segue.worker.topology import StoreSpec
+
+SPEC = StoreSpec("counts", STRING, INT64)
+CHANGELOG = "app-counts-changelog"
+
+
+def test_engine_writes_data_and_checkpoint_together(tmp_path: Path) -> None:
+    engine = Engine(tmp_path / "s")
+    assert engine.checkpoint() is None
+    engine.write({b"a": b"1", b"b": b"2"}, Checkpoint("t", 0, 2))
+    engine.write({b"a": None, b"c": b"3"}, Checkpoint("t", 0, 4))
+    engine.close()
+    reopened = Engine(tmp_path / "s")
+    assert reopened.checkpoint() == Checkpoint("t", 0, 4)
+    assert list(reopened.range(b"a", b"z")) == [(b"b", b"2"), (b"c", b"3")]
+    assert reopened.size_bytes() > 0
+    reopened.close()
+
+
+def test_a_closed_engine_releases_its_lock(tmp_path: Path) -> None:
+    engine = Engine(tmp_path / "s")
+    with pytest.raises(StoreLocked):
+        Engine(tmp_path / "s")
+    engine.close()
+    Engine(tmp_path / "s").close()
+
+
+def test_store_layers_record_transaction_and_disk(tmp_path: Path) -> None:
+    store = TaskStore(SPEC, CHANGELOG, 0, Engine(tmp_path / "s"))
+    store.put("a", 1)
+    store.accept_record()
+    store.put("a", 2)
+    store.put("b", 5)
+    assert store.get("a") == 2  # the record sees its own writes
+    store.reject_record()  # the record failed: no trace
+    assert store.get("a") == 1
+    assert store.get("b") is None
+    store.put("c", 3)
+    store.delete("a")
+    store.accept_record()
+    assert dict(store.changelog_records()) == {b"a": None, b"c": INT64.serialize(3)}
+    assert list(store.range("a", "z")) == [("c", 3)]
+    assert store.engine.get(b"c") is None  # nothing on disk before the commit
+    store.commit(last_changelog_offset=41)
+    assert store.offset == 42
+    assert store.engine.checkpoint() == Checkpoint(CHANGELOG, 0, 42)
+    assert store.engine.get(b"c") == INT64.serialize(3)
+    store.put("d", 1)
+    store.accept_record()
+    store.abort()  # an aborted transaction leaves the committed state
+    assert store.get("d") is None
+    assert store.get("c") == 3
+    store.close()
+
+
+def _open(layout: StateLayout, low: int = 0, end: int = 100) -> tuple[TaskStore, bool]:
+    opened = open_store(
+        layout,
+        task="0_0",
+        spec=SPEC,
+        changelog=CHANGELOG,
+        partition=0,
+        watermarks=lambda topic, partition: (low, end),
+    )
+    return opened.store, opened.wiped
+
+
+def _seed(layout: StateLayout, offset: int, topic: str = CHANGELOG) -> None:
+    engine = Engine(layout.store_dir("0_0", "counts"))
+    engine.write({b"k": INT64.serialize(7)}, Checkpoint(topic, 0, offset))
+    engine.close()
+
+
+def test_trusted_state_is_kept(tmp_path: Path) -> None:
+    layout = StateLayout(tmp_path, "app")
+    _seed(layout, 60)
+    store, wiped = _open(layout)
+    assert (store.offset, wiped, store.get("k")) == (60, False, 7)
+    store.close()
+    assert layout.local_tasks() == ["0_0"]
+    assert layout.local_checkpoints("0_0") == {"counts": Checkpoint(CHANGELOG, 0, 60)}
+
+
+@pytest.mark.parametrize(
+    ("offset", "topic", "low", "end"),
+    [
+        (160, CHANGELOG, 0, 100),  # ahead of the changelog (it was recreated)
+        (5, CHANGELOG, 10, 100),  # behind the log start: records are gone
+        (60, "other-changelog", 0, 100),  # another store's state
+    ],
+)
+def test_untrustworthy_state_is_wiped(
+    tmp_path: Path, offset: int, topic: str, low: int, end: int
+) -> None:
+    layout = StateLayout(tmp_path, "app")
+    _seed(layout, offset, topic)
+    store, wiped = _open(layout, low, end)
+    assert wiped
+    assert store.offset == low
+    assert store.get("k") is None
+    store.close()
+
+
+def test_damaged_checkpoint_and_damaged_files_are_wiped(tmp_path: Path) -> None:
+    layout = StateLayout(tmp_path, "app")
+    _seed(layout, 60)
+    path = layout.store_dir("0_0", "counts")
+    db = rocksdict.Rdict(
+        str(path),
+        rocksdict.Options(raw_mode=True),
+        column_families={META_CF: rocksdict.Options(raw_mode=True)},
+    )
+    meta = db.get_column_family(META_CF)
+    meta[b"checkpoint"] = b"SGC1garbage"
+    del meta
+    db.close()
+    del db
+    store, wiped = _open(layout)
+    assert wiped
+    assert store.get("k") is None
+    store.close()
+
+    _seed(layout, 60)
+    (path / "CURRENT").write_bytes(b"nonsense\n")
+    store, wiped = _open(layout)
+    assert wiped
+    assert store.get("k") is None
+    store.close()

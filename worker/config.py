@@ -1,0 +1,94 @@
+"""The worker's settings: flags first, then environment, then defaults.
+
+The operator sets the environment in the pod template (docs/worker.md lists
+every variable): the downward API gives ``POD_NAME`` (the member id),
+``POD_NAMESPACE`` and ``POD_IP`` (where ``/metrics`` binds). Validated with
+pydantic because this is a boundary; ``cli`` builds it, ``runtime`` reads it.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+Guarantee = Literal["exactly_once", "at_least_once"]
+
+
+class WorkerConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    app: str = Field(description="MODULE:OBJECT, a Topology or a function returning one")
+    application_id: str | None = None  # default: the Topology's
+    member: str = Field(min_length=1)
+    namespace: str = Field(min_length=1)
+    assignment_configmap: str = Field(min_length=1)
+    bootstrap_servers: str = Field(min_length=1)
+    state_dir: Path
+    metrics_host: str = "0.0.0.0"
+    metrics_port: int = Field(default=9400, ge=0, le=65535)
+    kubeconfig: Path | None = None  # None: in-cluster (the pod's ServiceAccount)
+    processing_guarantee: Guarantee = "exactly_once"
+    commit_interval_ms: int = Field(default=100, ge=1)
+    fence_delay_ms: int = Field(default=50, ge=0)
+    shutdown_timeout: float = Field(default=20.0, gt=0)
+    restore_batch: int = Field(default=10_000, ge=1)
+    kafka: dict[str, str] = Field(default_factory=dict)  # extra librdkafka settings for all clients
+
+    @model_validator(mode="after")
+    def _names(self) -> WorkerConfig:
+        if ":" not in self.app:
+            raise ValueError(f"--app must be MODULE:OBJECT, got {self.app!r}")
+        return self
+
+
+ENV = {
+    "application_id": "SEGUE_APPLICATION_ID",
+    "member": "POD_NAME",
+    "namespace": "POD_NAMESPACE",
+    "assignment_configmap": "SEGUE_ASSIGNMENT_CONFIGMAP",
+    "bootstrap_servers": "SEGUE_BOOTSTRAP_SERVERS",
+    "state_dir": "SEGUE_STATE_DIR",
+    "metrics_host": "POD_IP",
+    "metrics_port": "SEGUE_METRICS_PORT",
+    "kubeconfig": "SEGUE_KUBECONFIG",
+    "processing_guarantee": "SEGUE_PROCESSING_GUARANTEE",
+    "commit_interval_ms": "SEGUE_COMMIT_INTERVAL_MS",
+    "fence_delay_ms": "SEGUE_FENCE_DELAY_MS",
+    "shutdown_timeout": "SEGUE_SHUTDOWN_TIMEOUT",
+}
+DEFAULT_STATE_DIR = "/var/lib/segue/state"
+
+
+def from_sources(flags: Mapping[str, Any], env: Mapping[str, str] | None = None) -> WorkerConfig:
+    """Merge flags (None = not given) over the environment over defaults.
+
+    ``SEGUE_STREAMAPP`` (the StreamApp's name) gives the default ConfigMap name,
+    ``<streamapp>-assignment``. ``SEGUE_KAFKA_<KEY>`` variables (``_`` for ``.``,
+    lower-cased) add librdkafka settings, e.g. ``SEGUE_KAFKA_SECURITY_PROTOCOL``.
+    """
+    env = os.environ if env is None else env
+    values: dict[str, Any] = {}
+    for field_name, variable in ENV.items():
+        if env.get(variable):
+            values[field_name] = env[variable]
+    if "assignment_configmap" not in values and env.get("SEGUE_STREAMAPP"):
+        values["assignment_configmap"] = f"{env['SEGUE_STREAMAPP']}-assignment"
+    values.setdefault("state_dir", DEFAULT_STATE_DIR)
+    kafka = {
+        key[len("SEGUE_KAFKA_") :].lower().replace("_", "."): value
+        for key, value in env.items()
+        if key.startswith("SEGUE_KAFKA_")
+    }
+    for name, value in flags.items():
+        if value is None:
+            continue
+        if name == "kafka":
+            kafka.update(value)
+        else:
+            values[name] = value
+    values["kafka"] = kafka
+    return WorkerConfig.model_validate(values)

@@ -1,0 +1,140 @@
+"""Starting active tasks as one batch: fence, measure, find where to resume.
+
+A handover's pause is mostly broker round trips, so ``taskset`` starts every
+active task of a generation together: each task's previous owner is fenced with
+its own producer's ``init_transactions`` (in parallel threads: librdkafka
+releases the GIL), then the changelog end offsets are measured (the restore
+target: after the fence the old owner's open transaction is aborted), and one
+``committed()`` call reads where every task resumes its input, under the
+application's group. Offsets read after the fence are stable: nobody else can
+commit for these tasks any more. Clients' metadata for the topics involved is
+refreshed first, so a first assignment does not wait for librdkafka's periodic
+topic scan (up to a second).
+
+The same module commits the open transactions of tasks being revoked, in
+parallel, so the old owner is done before the new owner's fence arrives.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any
+
+from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaException, Producer, TopicPartition
+
+log = logging.getLogger(__name__)
+
+INIT_TIMEOUT = 30.0
+MAX_THREADS = 16
+
+
+@dataclass(frozen=True)
+class Fenced:
+    """What fencing a task's previous owner found out."""
+
+    producer: Producer
+    ends: dict[str, int]  # store -> changelog last stable offset
+    offsets: dict[tuple[str, int], int]  # input partition -> where to resume
+
+
+@dataclass(frozen=True)
+class Starting:
+    """One task to fence: its name, a producer if one is warm, its stores'
+    changelog partitions, its input partitions and the topics it writes."""
+
+    name: str
+    producer: Producer | None
+    changelogs: dict[str, tuple[str, int]]  # store -> (topic, partition)
+    inputs: list[tuple[str, int]]
+    sinks: list[str]
+
+
+Watermarks = Callable[[str, int], tuple[int, int]]
+
+
+def warm_metadata(client: Any, topics: Sequence[str], timeout: float = 10.0) -> None:
+    """Refresh ``client``'s metadata for ``topics`` (one request per topic)."""
+    for topic in sorted(set(topics)):
+        client.list_topics(topic, timeout=timeout)
+
+
+def fence_all(
+    starting: list[Starting],
+    *,
+    factory: Callable[[str], Producer],
+    exactly_once: bool,
+    watermarks: Watermarks,
+    consumer: Consumer,
+) -> list[Fenced | BaseException]:
+    if not starting:
+        return []
+
+    def fence(item: Starting) -> tuple[Producer, dict[str, int]] | BaseException:
+        producer = item.producer
+        try:
+            if producer is None:
+                producer = factory(item.name)
+            began = time.monotonic()
+            if exactly_once:
+                producer.init_transactions(INIT_TIMEOUT)  # fences the previous owner
+            log.debug("task %s: fenced in %.3fs", item.name, time.monotonic() - began)
+            warm_metadata(producer, [t for t, _ in item.changelogs.values()] + item.sinks)
+            ends = {store: watermarks(t, p)[1] for store, (t, p) in item.changelogs.items()}
+            return producer, ends
+        except KafkaException as exc:
+            if producer is not None:
+                producer.close()
+            return exc
+
+    with ThreadPoolExecutor(max_workers=min(MAX_THREADS, len(starting))) as pool:
+        fenced = list(pool.map(fence, starting))
+    producers = [f[0] for f in fenced if not isinstance(f, BaseException)]
+    offsets: dict[tuple[str, int], int] = {}
+    try:
+        partitions = [
+            tp
+            for item, f in zip(starting, fenced, strict=True)
+            if not isinstance(f, BaseException)
+            for tp in item.inputs
+        ]
+        if partitions:
+            warm_metadata(consumer, [t for t, _ in partitions])
+            committed = consumer.committed(
+                [TopicPartition(t, p) for t, p in partitions], timeout=INIT_TIMEOUT
+            )
+            offsets = {
+                (tp.topic, tp.partition): tp.offset if tp.offset >= 0 else OFFSET_BEGINNING
+                for tp in committed
+            }
+    except KafkaException as exc:
+        for producer in producers:
+            producer.close()
+        return [exc for _ in starting]
+    out: list[Fenced | BaseException] = []
+    for item, f in zip(starting, fenced, strict=True):
+        if isinstance(f, BaseException):
+            out.append(f)
+        else:
+            producer, ends = f
+            out.append(Fenced(producer, ends, {k: offsets[k] for k in item.inputs if k in offsets}))
+    return out
+
+
+def in_parallel(calls: list[Callable[[], None]]) -> list[BaseException | None]:
+    """Run ``calls`` concurrently; each one's exception (or None) in order."""
+
+    def run(call: Callable[[], None]) -> BaseException | None:
+        try:
+            call()
+        except Exception as exc:
+            return exc
+        return None
+
+    if len(calls) <= 1:
+        return [run(c) for c in calls]
+    with ThreadPoolExecutor(max_workers=min(MAX_THREADS, len(calls))) as pool:
+        return list(pool.map(run, calls))

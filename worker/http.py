@@ -1,0 +1,51 @@
+"""The worker's one HTTP port: ``/metrics``, ``/healthz`` and ``/readyz``.
+
+``/healthz`` answers 200 while the main loop keeps beating (it beats at least
+every few seconds even when idle), so a wedged loop fails liveness.
+``/readyz`` answers 200 once a first assignment is applied and every active task
+is restored and running (``metrics.Snapshot.ready``). Served from a daemon
+thread with the standard library; the registry is ``metrics``'.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+
+from segue.worker.metrics import WorkerMetrics
+
+STALE_AFTER = 60.0  # seconds without a main-loop beat before /healthz fails
+
+
+def serve(metrics: WorkerMetrics, host: str, port: int) -> ThreadingHTTPServer:
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            path = self.path.split("?", 1)[0]
+            if path == "/metrics":
+                self._reply(200, generate_latest(metrics.registry), CONTENT_TYPE_LATEST)
+            elif path == "/healthz":
+                alive = time.monotonic() - metrics.heartbeat < STALE_AFTER
+                self._reply(200 if alive else 503, b"ok\n" if alive else b"main loop stalled\n")
+            elif path == "/readyz":
+                ready = metrics.snapshot.ready
+                self._reply(200 if ready else 503, b"ready\n" if ready else b"not ready\n")
+            else:
+                self._reply(404, b"not found\n")
+
+        def _reply(self, code: int, body: bytes, ctype: str = "text/plain; charset=utf-8") -> None:
+            self.send_response(code)
+            self.send_header("Content-Type", ctype)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, format: str, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer((host, port), Handler)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, name="segue-http", daemon=True).start()
+    return server

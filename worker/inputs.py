@@ -1,0 +1,68 @@
+"""The input consumer's partitions, and which task each one feeds.
+
+Active tasks share one consumer (``assign()`` only; never a group member). This
+module keeps the partition -> task map in step with the consumer's assignment:
+a partition is routed to a task only while it is assigned for it, so a record
+fetched before its task was revoked is dropped (its offset is not committed, and
+the next owner reads it again). Offsets are always given explicitly: the ones
+committed under the application's group, read after the task's fence
+(``fencing``), or the beginning.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Mapping
+from typing import Generic, TypeVar
+
+from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaException, Message, TopicPartition
+
+from segue.worker.fencing import warm_metadata
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+Partition = tuple[str, int]
+
+
+class InputRouter(Generic[T]):
+    def __init__(self, consumer: Consumer) -> None:
+        self.consumer = consumer
+        self._owner: dict[Partition, T] = {}
+
+    def __bool__(self) -> bool:
+        return bool(self._owner)
+
+    def owner_of(self, msg: Message) -> T | None:
+        return self._owner.get((msg.topic(), msg.partition()))  # type: ignore[arg-type]
+
+    def assign(
+        self, owner: T, partitions: Iterable[Partition], offsets: Mapping[Partition, int]
+    ) -> None:
+        partitions = list(partitions)
+        self.consumer.incremental_assign(
+            [TopicPartition(t, p, offsets.get((t, p), OFFSET_BEGINNING)) for t, p in partitions]
+        )
+        for key in partitions:
+            self._owner[key] = owner
+
+    def assign_committed(self, owner: T, partitions: Iterable[Partition]) -> None:
+        """Assign from the committed offsets, read now (the task is already fenced)."""
+        partitions = list(partitions)
+        warm_metadata(self.consumer, [t for t, _ in partitions])
+        committed = self.consumer.committed(
+            [TopicPartition(t, p) for t, p in partitions], timeout=30
+        )
+        offsets = {(tp.topic, tp.partition): tp.offset for tp in committed if tp.offset >= 0}
+        self.assign(owner, partitions, offsets)
+
+    def unassign(self, partitions: Iterable[Partition]) -> None:
+        partitions = list(partitions)
+        for key in partitions:
+            self._owner.pop(key, None)
+        if not partitions:
+            return
+        try:
+            self.consumer.incremental_unassign([TopicPartition(t, p) for t, p in partitions])
+        except KafkaException as exc:
+            log.error("unassigning %s failed: %s", partitions, exc)

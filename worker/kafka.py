@@ -1,0 +1,132 @@
+"""The worker's Kafka clients and admin calls, configured in one place.
+
+- the input consumer: ``assign()`` only, read_committed, never commits by itself
+  (offsets go into each task's transaction under group id = application id);
+- one transactional producer per active task, ``transactional.id =
+  <application>-<task>`` (docs/protocol.md, Safety);
+- the admin client: topic metadata, creating internal topics, read_committed end
+  offsets for lag. ``state.restore`` configures its own consumer.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable
+from typing import Any
+
+from confluent_kafka import IsolationLevel, KafkaError, KafkaException, TopicPartition
+from confluent_kafka.admin import AdminClient
+from confluent_kafka.admin._listoffsets import OffsetSpec
+from confluent_kafka.cimpl import NewTopic
+
+from segue.worker.topics import InternalTopic
+
+log = logging.getLogger(__name__)
+
+FENCED_CODES = {
+    KafkaError._FENCED,
+    KafkaError._FATAL,
+    KafkaError.PRODUCER_FENCED,
+    KafkaError.INVALID_PRODUCER_EPOCH,
+    KafkaError.TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
+}
+
+
+def transactional_id(application_id: str, task: str) -> str:
+    return f"{application_id}-{task}"
+
+
+def input_consumer_config(
+    bootstrap: str, application_id: str, extra: dict[str, Any]
+) -> dict[str, Any]:
+    config: dict[str, Any] = {
+        "bootstrap.servers": bootstrap,
+        "group.id": application_id,
+        "enable.auto.commit": False,
+        "enable.auto.offset.store": False,
+        "isolation.level": "read_committed",
+        "auto.offset.reset": "earliest",
+        "fetch.wait.max.ms": 50,
+        "queued.max.messages.kbytes": 16384,
+    }
+    config.update(extra)
+    return config
+
+
+def producer_config(bootstrap: str, txn_id: str | None, extra: dict[str, Any]) -> dict[str, Any]:
+    config: dict[str, Any] = {
+        "bootstrap.servers": bootstrap,
+        "linger.ms": 5,
+        "partitioner": "murmur2_random",  # Kafka's Java default: keys land where Streams puts them
+        "enable.idempotence": True,
+        # A cold transactional producer that misses its first coordinator lookup
+        # waits for librdkafka's 500 ms coordinator timer unless it reconnects soon.
+        "reconnect.backoff.ms": 10,
+    }
+    if txn_id is not None:
+        config["transactional.id"] = txn_id
+        # A dead owner's open transaction blocks readers of its topics (read_committed)
+        # until the next owner fences it or this timeout aborts it.
+        config["transaction.timeout.ms"] = 10_000
+        # init_transactions retries while the previous owner's transaction completes
+        # (CONCURRENT_TRANSACTIONS); the default backoff (100 ms doubling to 1 s)
+        # lands in every handover pause.
+        config["retry.backoff.ms"] = 10
+        config["retry.backoff.max.ms"] = 50
+    config.update(extra)
+    return config
+
+
+def is_fenced(error: KafkaError) -> bool:
+    """Fenced, or any fatal producer error (for a transactional producer that is
+    almost always a fence, and retrying would fence the new owner in turn)."""
+    return bool(error.fatal()) or error.code() in FENCED_CODES
+
+
+class Admin:
+    def __init__(self, bootstrap: str, extra: dict[str, Any]) -> None:
+        self.client = AdminClient({"bootstrap.servers": bootstrap, **extra})
+
+    def partition_counts(self, timeout: float = 10.0) -> dict[str, int]:
+        metadata = self.client.list_topics(timeout=timeout)
+        return {
+            name: len(topic.partitions)
+            for name, topic in metadata.topics.items()
+            if topic.error is None
+        }
+
+    def create(self, topics: Iterable[InternalTopic], timeout: float = 30.0) -> None:
+        new = [
+            NewTopic(
+                t.name, num_partitions=t.partitions, replication_factor=-1, config=dict(t.config)
+            )
+            for t in topics
+        ]
+        if not new:
+            return
+        for name, future in self.client.create_topics(new, operation_timeout=timeout).items():
+            try:
+                future.result(timeout=timeout)
+                log.info("created topic %s", name)
+            except KafkaException as exc:
+                if exc.args[0].code() != KafkaError.TOPIC_ALREADY_EXISTS:
+                    raise
+
+    def end_offsets(
+        self, partitions: Iterable[tuple[str, int]], timeout: float = 10.0
+    ) -> dict[tuple[str, int], int]:
+        """Last stable offsets (read_committed) of ``partitions``; missing ones are left out."""
+        latest: Any = OffsetSpec.latest  # untyped in confluent-kafka's stubs
+        request = {TopicPartition(t, p): latest() for t, p in partitions}
+        if not request:
+            return {}
+        futures = self.client.list_offsets(
+            request, isolation_level=IsolationLevel.READ_COMMITTED, request_timeout=timeout
+        )
+        out: dict[tuple[str, int], int] = {}
+        for tp, future in futures.items():
+            try:
+                out[(tp.topic, tp.partition)] = future.result(timeout=timeout).offset
+            except KafkaException as exc:
+                log.debug("end offset of %s[%d] unavailable: %s", tp.topic, tp.partition, exc)
+        return out

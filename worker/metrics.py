@@ -1,0 +1,168 @@
+"""What the worker reports, for the operator to scrape (docs/protocol.md).
+
+The main loop owns the task state and publishes an immutable :class:`Snapshot`
+a few times a second; a custom collector renders the last snapshot on each
+scrape, so the HTTP thread never reads state the main loop is changing, and a
+task that is gone disappears from the gauges at once. Counters kept by the
+snapshot (records processed, restored, skipped) are cumulative for the process.
+One explicit registry per process; ``http`` serves it.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from prometheus_client import CollectorRegistry, Counter
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
+from prometheus_client.registry import Collector
+
+from segue.worker.assignment import ROLES
+
+
+@dataclass(frozen=True)
+class StoreReport:
+    store: str
+    restored_offset: int  # the next changelog offset the local store will read
+    end_offset: int  # the changelog's end offset as last seen
+
+
+@dataclass(frozen=True)
+class TaskReport:
+    task: str
+    role: str
+    state: str  # starting, restoring, running, standby, failed, fenced
+    stores: tuple[StoreReport, ...]
+    lag: int
+    state_bytes: int
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    generation: int | None = None
+    tasks: tuple[TaskReport, ...] = ()
+    local_offsets: dict[tuple[str, str], int] = field(default_factory=dict)
+    local_bytes: dict[str, int] = field(default_factory=dict)
+    processed: dict[str, int] = field(default_factory=dict)
+    restored_records: dict[tuple[str, str], int] = field(default_factory=dict)
+    skipped: dict[tuple[str, str], int] = field(default_factory=dict)
+    fenced: dict[str, int] = field(default_factory=dict)
+    ready: bool = False
+
+
+STATES = ("starting", "restoring", "running", "standby", "failed", "fenced")
+
+
+class _SnapshotCollector(Collector):
+    def __init__(self, metrics: WorkerMetrics) -> None:
+        self._metrics = metrics
+
+    def collect(self) -> Iterator[Metric]:
+        snap = self._metrics.snapshot
+        gen = GaugeMetricFamily("segue_assignment_generation", "The assignment generation applied")
+        if snap.generation is not None:
+            gen.add_metric([], snap.generation)
+        yield gen
+        role = GaugeMetricFamily(
+            "segue_task_role", "1 for the role the task runs in", labels=["task", "role"]
+        )
+        state = GaugeMetricFamily(
+            "segue_task_state", "1 for the task's current state", labels=["task", "state"]
+        )
+        restored = GaugeMetricFamily(
+            "segue_task_restored_offset",
+            "The next changelog offset the local store will read",
+            labels=["task", "store"],
+        )
+        end = GaugeMetricFamily(
+            "segue_task_changelog_end_offset",
+            "The changelog's end offset (read_committed) as last seen by the worker",
+            labels=["task", "store"],
+        )
+        lag = GaugeMetricFamily(
+            "segue_task_lag", "Changelog records behind, summed over stores", labels=["task"]
+        )
+        size = GaugeMetricFamily("segue_task_state_bytes", "Bytes of local state", labels=["task"])
+        for t in snap.tasks:
+            for r in ROLES:
+                role.add_metric([t.task, r], 1.0 if t.role == r else 0.0)
+            for s in STATES:
+                state.add_metric([t.task, s], 1.0 if t.state == s else 0.0)
+            for st in t.stores:
+                restored.add_metric([t.task, st.store], st.restored_offset)
+                end.add_metric([t.task, st.store], st.end_offset)
+            lag.add_metric([t.task], t.lag)
+            size.add_metric([t.task], t.state_bytes)
+        local = GaugeMetricFamily(
+            "segue_task_local_offset",
+            "Checkpointed changelog offset of a store on local disk whose task is not assigned",
+            labels=["task", "store"],
+        )
+        for (task, store), offset in sorted(snap.local_offsets.items()):
+            local.add_metric([task, store], offset)
+        for task, nbytes in sorted(snap.local_bytes.items()):
+            size.add_metric([task], nbytes)
+        yield from (role, state, restored, end, lag, local, size)
+        yield _counter(
+            "segue_task_records_processed",
+            "Input records processed as active",
+            ["task"],
+            {(k,): v for k, v in snap.processed.items()},
+        )
+        yield _counter(
+            "segue_task_restored_records",
+            "Changelog records restored into local stores",
+            ["task", "store"],
+            dict(snap.restored_records.items()),
+        )
+        yield _counter(
+            "segue_records_skipped",
+            "Bad records skipped by the error policy",
+            ["task", "reason"],
+            dict(snap.skipped.items()),
+        )
+        yield _counter(
+            "segue_task_fenced",
+            "Times a task was fenced by a newer owner",
+            ["task"],
+            {(k,): v for k, v in snap.fenced.items()},
+        )
+        ready = GaugeMetricFamily("segue_worker_ready", "1 when every active task is running")
+        ready.add_metric([], 1.0 if snap.ready else 0.0)
+        yield ready
+
+
+def _counter(
+    name: str, doc: str, labels: list[str], values: dict[tuple[str, ...], int]
+) -> CounterMetricFamily:
+    family = CounterMetricFamily(name, doc, labels=labels)
+    for key, value in sorted(values.items()):
+        family.add_metric(list(key), value)
+    return family
+
+
+class WorkerMetrics:
+    def __init__(self) -> None:
+        self.registry = CollectorRegistry(auto_describe=False)
+        self._lock = threading.Lock()
+        self._snapshot = Snapshot()
+        self.heartbeat = time.monotonic()
+        self.assignment_errors = Counter(
+            "segue_assignment_errors",
+            "Generations or tasks the worker could not apply",
+            ["reason"],
+            registry=self.registry,
+        )
+        self.registry.register(_SnapshotCollector(self))
+
+    @property
+    def snapshot(self) -> Snapshot:
+        with self._lock:
+            return self._snapshot
+
+    def publish(self, snapshot: Snapshot) -> None:
+        with self._lock:
+            self._snapshot = snapshot
+            self.heartbeat = time.monotonic()

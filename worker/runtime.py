@@ -1,0 +1,276 @@
+"""The worker's main loop: apply generations, restore, process, commit, report.
+
+One thread does all Kafka and store work, so task state needs no locks: it
+applies the newest assignment the watcher (``watch``) delivered, polls the
+restore consumer (``state.restore``), polls the input consumer and dispatches
+records to active tasks, commits the transactions that are due, retries failed
+tasks, and publishes a metrics snapshot (``metrics``). ``taskset`` performs the
+transitions; ``plan`` says which; ``topics`` resolves the topology against the
+broker. On stop (SIGTERM) it finishes every open transaction, checkpoints and
+closes within the shutdown timeout.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+
+from confluent_kafka import Consumer, KafkaException, Producer
+
+from segue.worker import kafka, report
+from segue.worker.assignment import AssignmentDocument, AssignmentError, Role
+from segue.worker.config import WorkerConfig
+from segue.worker.metrics import WorkerMetrics
+from segue.worker.plan import diff
+from segue.worker.state.layout import StateLayout
+from segue.worker.state.restore import RestoreError, Restorer, restore_consumer_config
+from segue.worker.tasks import TaskId
+from segue.worker.taskset import TaskSet
+from segue.worker.topics import Resolution, resolve
+from segue.worker.topology import Topology
+
+log = logging.getLogger(__name__)
+
+PROCESS_BATCH = 500
+REPORT_EVERY = 0.5
+ENDS_EVERY = 2.0
+SIZES_EVERY = 5.0
+
+
+class Worker:
+    def __init__(self, config: WorkerConfig, topology: Topology, metrics: WorkerMetrics) -> None:
+        self.config = config
+        self.topology = topology
+        self.metrics = metrics
+        self.application_id = config.application_id or topology.application_id
+        self.member = config.member
+        extra = dict(config.kafka)
+        self.admin = kafka.Admin(config.bootstrap_servers, extra)
+        consumer = Consumer(
+            kafka.input_consumer_config(config.bootstrap_servers, self.application_id, extra)
+        )
+        restore_consumer = Consumer(
+            restore_consumer_config(config.bootstrap_servers, self.application_id, extra)
+        )
+        self.restorer = Restorer(restore_consumer, config.restore_batch)
+        self.layout = StateLayout(config.state_dir, self.application_id)
+        exactly_once = config.processing_guarantee == "exactly_once"
+
+        def producer_for(task: str) -> Producer:
+            txn = kafka.transactional_id(self.application_id, task) if exactly_once else None
+            return Producer(kafka.producer_config(config.bootstrap_servers, txn, extra))
+
+        self.tasks = TaskSet(
+            self.application_id,
+            self.member,
+            layout=self.layout,
+            consumer=consumer,
+            restorer=self.restorer,
+            producer_factory=producer_for,
+            exactly_once=exactly_once,
+            commit_interval=config.commit_interval_ms / 1000.0,
+            fence_delay=config.fence_delay_ms / 1000.0,
+        )
+        self.consumer = consumer
+        self.generation: int | None = None
+        self._pending: AssignmentDocument | None = None
+        self._lock = threading.Lock()
+        self._wake = threading.Event()
+        self.stopping = threading.Event()
+        self.sizes: dict[str, int] = {}
+        for task in self.layout.local_tasks():
+            for store, checkpoint in self.layout.local_checkpoints(task).items():
+                self.tasks.local_offsets[(task, store)] = checkpoint.offset
+
+    # -- input from the watcher thread --
+
+    def offer(self, document: AssignmentDocument) -> None:
+        with self._lock:
+            if self._pending is None or document.generation > self._pending.generation:
+                self._pending = document
+        self._wake.set()
+
+    def count_error(self, reason: str) -> None:
+        self.metrics.assignment_errors.labels(reason=reason).inc()
+
+    def stop(self) -> None:
+        self.stopping.set()
+        self._wake.set()
+
+    # -- applying a generation --
+
+    def _take_pending(self) -> AssignmentDocument | None:
+        with self._lock:
+            document, self._pending = self._pending, None
+        return document
+
+    def _apply(self, doc: AssignmentDocument) -> None:
+        if self.generation is not None and doc.generation <= self.generation:
+            return  # a stale event after a reconnect
+        if doc.application_id != self.application_id:
+            log.error(
+                "generation %d is for application %r, not %r: ignored",
+                doc.generation,
+                doc.application_id,
+                self.application_id,
+            )
+            self.count_error("application_mismatch")
+            return
+        try:
+            resolution = self._resolve(doc)
+        except AssignmentError as exc:
+            log.error("generation %d: %s", doc.generation, exc)
+            self.count_error("invalid_document")
+            return
+        roles, conflicts = doc.roles_of(self.member)
+        for task in conflicts:
+            log.error(
+                "generation %d lists task %s in two roles for %s", doc.generation, task, self.member
+            )
+            self.count_error("conflicting_roles")
+        desired: dict[str, Role] = {}
+        for task, role in roles.items():
+            reason = self._refuse(task, resolution)
+            if reason is None:
+                desired[task] = role
+            else:
+                self.count_error(reason)
+        for name, state in list(self.tasks.tasks.items()):
+            if state.status in ("failed", "fenced") and name in desired:
+                self.tasks.stop(name)  # it comes back: recreated from scratch
+        current = {name: t.role for name, t in self.tasks.tasks.items()}
+        plan = diff(current, desired)
+        log.info("applying generation %d: %s", doc.generation, plan)
+        self.tasks.release([*plan.stop, *plan.demote])
+        for name in plan.stop:
+            self._transition(name, self.tasks.stop, name)
+        for name, role in plan.demote.items():
+            self._transition(name, self.tasks.demote, name, role)
+        for name, role in plan.relabel.items():
+            self._transition(name, self.tasks.relabel, name, role)
+        for name in plan.promote:
+            self._transition(name, self.tasks.promote, name, doc.generation)
+        for name, role in plan.start.items():
+            task_id = TaskId.parse(name)
+            sub = self.topology.get(task_id.subtopology)
+            resolved = resolution.subs[task_id.subtopology]
+            self._transition(name, self.tasks.start, name, role, doc.generation, resolved, sub)
+        for name, running in list(self.tasks.tasks.items()):
+            now_resolved = resolution.subs.get(TaskId.parse(name).subtopology)
+            if now_resolved is not None and now_resolved != running.resolved:
+                self._transition(name, self.tasks.reresolve, name, now_resolved)
+        self.tasks.fence_pending()
+        self.generation = doc.generation
+
+    def _transition(self, name: str, step: Callable[..., None], *args: object) -> None:
+        """One task's step of a generation; its failure is that task's, not the generation's."""
+        try:
+            step(*args)
+        except Exception as exc:
+            log.exception("task %s: applying the generation failed", name)
+            task = self.tasks.tasks.get(name)
+            if task is not None:
+                self.tasks.fail(task, exc, retry=True)
+
+    def _resolve(self, doc: AssignmentDocument) -> Resolution:
+        expansions = doc.expansions()
+        resolution = resolve(
+            self.topology, self.application_id, self.admin.partition_counts(), expansions
+        )
+        if resolution.create:
+            self.admin.create(resolution.create)
+            resolution = resolve(
+                self.topology, self.application_id, self.admin.partition_counts(), expansions
+            )
+        return resolution
+
+    def _refuse(self, task: str, resolution: Resolution) -> str | None:
+        try:
+            task_id = TaskId.parse(task)
+        except ValueError as exc:
+            log.error("%s", exc)
+            return "unknown_task"
+        sub = resolution.subs.get(task_id.subtopology)
+        if sub is None:
+            log.error("task %s: the topology has no sub-topology %d", task, task_id.subtopology)
+            return "unknown_task"
+        if sub.error is not None:
+            log.error("task %s: %s", task, sub.error.message)
+            return sub.error.reason
+        if task_id.partition >= sub.tasks:
+            log.error("task %s: sub-topology %d has only %d tasks", task, sub.id, sub.tasks)
+            return "unknown_task"
+        return None
+
+    # -- the loop --
+
+    def run(self) -> None:
+        last_report = last_ends = last_sizes = 0.0
+        while not self.stopping.is_set():
+            document = self._take_pending()
+            if document is not None:
+                try:
+                    self._apply(document)
+                except KafkaException as exc:
+                    log.error(
+                        "generation %d not applied yet (%s); retrying", document.generation, exc
+                    )
+                    self.offer(document)
+                    self.stopping.wait(1.0)
+            busy = self._step()
+            now = time.monotonic()
+            self.tasks.commit_due(now)
+            self.tasks.retry_due(now)
+            self.tasks.fence_pending()
+            if now - last_ends >= ENDS_EVERY:
+                last_ends = now
+                report.refresh_ends(self.tasks, self.restorer, self.admin)
+            if now - last_sizes >= SIZES_EVERY:
+                last_sizes = now
+                self.sizes = report.state_sizes(self.tasks, self.layout)
+            if now - last_report >= REPORT_EVERY:
+                last_report = now
+                self.metrics.publish(report.snapshot(self))
+            if not busy:
+                self._wake.wait(0.05)
+                self._wake.clear()
+        self._shutdown()
+
+    def _step(self) -> bool:
+        """One restore poll and one input poll; True if either had work."""
+        running = bool(self.tasks.router)
+        busy = False
+        if self.restorer.busy:
+            try:
+                done = self.restorer.poll(0.0 if running else 0.05)
+            except RestoreError as exc:
+                task = self.tasks.tasks.get(exc.task)
+                if task is not None:
+                    self.tasks.fail(task, exc, retry=True)
+                done = []
+            for name in done:
+                self.tasks.restored(name)
+            busy = True
+        if running:
+            # consume() waits for a full batch or the timeout: keep it short, it is
+            # latency added to every record when input is slow.
+            messages = self.consumer.consume(PROCESS_BATCH, 0.0 if self.restorer.busy else 0.01)
+            self.tasks.dispatch(messages)
+            busy = True
+        return busy
+
+    def _shutdown(self) -> None:
+        deadline = time.monotonic() + self.config.shutdown_timeout
+        log.info(
+            "stopping: committing open transactions and closing %d tasks", len(self.tasks.tasks)
+        )
+        self.tasks.shutdown(deadline)
+        self.metrics.publish(report.snapshot(self))
+        for consumer in (self.consumer, self.restorer.consumer):
+            try:
+                consumer.close()
+            except (KafkaException, RuntimeError) as exc:
+                log.debug("closing a consumer: %s", exc)
+        log.info("stopped")

@@ -1,0 +1,218 @@
+"""Restoration: replay changelog partitions into local stores, in batches.
+
+One read_committed consumer (``assign()`` only, never a group member) serves
+every changelog partition this worker restores: standbys and learners follow
+their changelogs forever; an active task being started restores up to a
+``target`` end offset (the last stable offset measured after its producer fenced
+the previous owner) and is then handed back to ``runtime`` to process. Each
+consumed batch becomes one atomic engine write per partition (data plus the new
+position, ``store.TaskStore.apply_restored``). The position comes from the
+records and from partition-EOF events, so commit markers and aborted records,
+which read_committed skips, still count as read: restoration is complete when the
+position reaches the end offset, not when the last data record was seen.
+While any active task restores, standby partitions are paused so the task that
+blocks processing goes first.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from confluent_kafka import Consumer, KafkaError, TopicPartition
+
+from segue.worker.state.store import TaskStore
+
+log = logging.getLogger(__name__)
+
+WARM_EVERY = 60.0  # seconds between metadata refreshes of one changelog topic
+
+
+@dataclass
+class Restoring:
+    task: str
+    store: TaskStore
+    target: int | None  # end offset to reach (an active starting), None: follow (standby)
+    end: int = 0  # the changelog's end offset as last seen
+    start_offset: int = 0
+    records: int = 0
+    started: float = field(default_factory=time.monotonic)
+
+
+class Restorer:
+    def __init__(self, consumer: Consumer, batch_size: int = 10_000) -> None:
+        self.consumer = consumer
+        self.batch_size = batch_size
+        self._parts: dict[tuple[str, int], Restoring] = {}
+        self._paused: set[tuple[str, int]] = set()
+        self.restored_total: dict[tuple[str, str], int] = {}  # (task, store) -> records
+        self._warmed: dict[str, float] = {}
+
+    # -- membership --
+
+    def add(self, task: str, store: TaskStore, target: int | None, end: int) -> Restoring:
+        key = (store.changelog, store.partition)
+        self._warm(store.changelog)
+        entry = Restoring(task, store, target, end=end, start_offset=store.offset)
+        self._parts[key] = entry
+        self.consumer.incremental_assign([TopicPartition(key[0], key[1], store.offset)])
+        # librdkafka keeps a partition's pause flag across unassign/assign: clear it.
+        self.consumer.resume([TopicPartition(key[0], key[1])])
+        self._prioritize()
+        return entry
+
+    def _warm(self, topic: str) -> None:
+        """Make sure the consumer knows ``topic`` before assigning it: a topic new to
+        librdkafka waits for its periodic topic scan (up to a second) otherwise."""
+        now = time.monotonic()
+        if now - self._warmed.get(topic, -WARM_EVERY) >= WARM_EVERY:
+            self.consumer.list_topics(topic, timeout=10)
+            self._warmed[topic] = now
+
+    def remove_task(self, task: str) -> None:
+        keys = [k for k, e in self._parts.items() if e.task == task]
+        if not keys:
+            return
+        paused = [TopicPartition(t, p) for t, p in keys if (t, p) in self._paused]
+        if paused:
+            self.consumer.resume(paused)
+        for key in keys:
+            del self._parts[key]
+            self._paused.discard(key)
+        self.consumer.incremental_unassign([TopicPartition(t, p) for t, p in keys])
+        self._prioritize()
+
+    def retarget(self, task: str, store: str, target: int) -> bool:
+        """A standby's store becomes an active's: restore up to ``target`` without
+        reassigning the partition (a reassignment costs a fetch restart)."""
+        for entry in self._parts.values():
+            if entry.task == task and entry.store.name == store:
+                entry.target = target
+                entry.start_offset, entry.records = entry.store.offset, 0
+                entry.started = time.monotonic()
+                self._prioritize()
+                return True
+        return False
+
+    def entries(self, task: str | None = None) -> list[Restoring]:
+        return [e for e in self._parts.values() if task is None or e.task == task]
+
+    def follow(self, task: str) -> None:
+        """An active task's restoration became a standby's (it was demoted mid-restore)."""
+        for entry in self.entries(task):
+            entry.target = None
+        self._prioritize()
+
+    @property
+    def busy(self) -> bool:
+        return bool(self._parts)
+
+    @property
+    def restoring_actives(self) -> bool:
+        return any(e.target is not None for e in self._parts.values())
+
+    def _prioritize(self) -> None:
+        urgent = self.restoring_actives
+        standby = {k for k, e in self._parts.items() if e.target is None}
+        to_pause = standby - self._paused if urgent else set()
+        to_resume = self._paused if not urgent else self._paused - standby
+        if to_pause:
+            self.consumer.pause([TopicPartition(t, p) for t, p in to_pause])
+            self._paused |= to_pause
+        if to_resume:
+            self.consumer.resume([TopicPartition(t, p) for t, p in to_resume])
+            self._paused -= to_resume
+
+    # -- the work --
+
+    def poll(self, timeout: float) -> list[str]:
+        """Consume one batch, apply it, and return the tasks whose active
+        restoration is now complete (they are removed from the restorer)."""
+        messages = self.consumer.consume(self.batch_size, timeout) if self._parts else []
+        # The hot loop of restoration: as few calls per record as possible. Keys and
+        # values are bytes (the consumer has no deserializer).
+        changes: dict[Any, dict[Any, Any]] = {}
+        positions: dict[Any, int] = {}
+        counts: dict[Any, int] = {}
+        for msg in messages:
+            error = msg.error()
+            tp = (msg.topic(), msg.partition())
+            if error is None:
+                batch = changes.get(tp)
+                if batch is None:
+                    batch = changes[tp] = {}
+                    counts[tp] = 0
+                raw_key = msg.key()
+                if raw_key is not None:
+                    batch[raw_key] = msg.value()
+                    counts[tp] += 1
+                positions[tp] = msg.offset() + 1  # type: ignore[operator]
+            elif error.code() == KafkaError._PARTITION_EOF:
+                positions[tp] = max(positions.get(tp, 0), msg.offset() or 0)
+            elif tp in self._parts:
+                raise RestoreError(self._parts[tp].task, f"restoring {tp[0]}[{tp[1]}]: {error}")
+        for tp, position in positions.items():
+            entry = self._parts.get(tp)
+            if entry is None:
+                continue  # unassigned since it was fetched
+            entry.end = max(entry.end, position)
+            count = counts.get(tp, 0)
+            if position > entry.store.offset or count:
+                entry.store.apply_restored(changes.get(tp, {}), max(position, entry.store.offset))
+            if count:
+                entry.records += count
+                total_key = (entry.task, entry.store.name)
+                self.restored_total[total_key] = self.restored_total.get(total_key, 0) + count
+        return self._completed()
+
+    def _completed(self) -> list[str]:
+        done_tasks: list[str] = []
+        by_task: dict[str, list[Restoring]] = {}
+        for entry in self._parts.values():
+            if entry.target is not None:
+                by_task.setdefault(entry.task, []).append(entry)
+        for task, entries in by_task.items():
+            if all(e.store.offset >= (e.target or 0) for e in entries):
+                for e in entries:
+                    log.info(
+                        "restored task=%s store=%s from=%d to=%d records=%d seconds=%.3f",
+                        task,
+                        e.store.name,
+                        e.start_offset,
+                        e.store.offset,
+                        e.records,
+                        time.monotonic() - e.started,
+                    )
+                done_tasks.append(task)
+                self.remove_task(task)
+        return done_tasks
+
+    def update_ends(self, ends: dict[tuple[str, int], int]) -> None:
+        for key, end in ends.items():
+            if key in self._parts:
+                self._parts[key].end = max(self._parts[key].end, end)
+
+
+class RestoreError(RuntimeError):
+    def __init__(self, task: str, message: str) -> None:
+        super().__init__(message)
+        self.task = task
+
+
+def restore_consumer_config(bootstrap: str, group_id: str, extra: dict[str, Any]) -> dict[str, Any]:
+    config: dict[str, Any] = {
+        "bootstrap.servers": bootstrap,
+        "group.id": group_id,
+        "enable.auto.commit": False,
+        "enable.auto.offset.store": False,
+        "isolation.level": "read_committed",
+        "enable.partition.eof": True,
+        "auto.offset.reset": "earliest",
+        "max.partition.fetch.bytes": 8 << 20,
+        "fetch.max.bytes": 64 << 20,
+        "fetch.wait.max.ms": 10,
+    }
+    config.update(extra)
+    return config

@@ -1,0 +1,112 @@
+"""A task's changelogged store: what a processor reads and writes.
+
+Writes are staged per record (so a record that fails leaves no trace), then per
+transaction; reads see the record's and the transaction's own writes first,
+then the engine. Nothing reaches disk before the Kafka transaction that carries
+the same writes to the changelog has committed: ``active`` produces
+:meth:`TaskStore.changelog_records` inside the task's transaction and, once it
+committed, calls :meth:`TaskStore.commit` with the last changelog offset, which
+writes the data and the checkpoint in one atomic batch (``engine``). After a
+crash the store therefore holds a committed prefix of its changelog, and
+``restore`` only has to read the tail. Standbys write through
+:meth:`TaskStore.apply_restored` instead.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from segue.worker.state.checkpoint import Checkpoint
+from segue.worker.state.engine import Engine
+from segue.worker.topology import StoreSpec
+
+
+class TaskStore:
+    def __init__(self, spec: StoreSpec, changelog: str, partition: int, engine: Engine) -> None:
+        self.spec = spec
+        self.name = spec.name
+        self.changelog = changelog
+        self.partition = partition
+        self.engine = engine
+        self._pending: dict[bytes, bytes | None] = {}
+        self._txn: dict[bytes, bytes | None] = {}
+        checkpoint = engine.checkpoint()
+        self.offset = 0 if checkpoint is None else checkpoint.offset  # next changelog offset
+
+    # -- the processor's view (segue.worker.processor.KeyValueStore) --
+
+    def _raw_key(self, key: Any) -> bytes:
+        raw = self.spec.key.serialize(key)
+        if raw is None:
+            raise ValueError(f"store {self.name!r}: keys cannot be None")
+        return raw
+
+    def _lookup(self, raw: bytes) -> bytes | None:
+        if raw in self._pending:
+            return self._pending[raw]
+        if raw in self._txn:
+            return self._txn[raw]
+        return self.engine.get(raw)
+
+    def get(self, key: Any) -> Any | None:
+        return self.spec.value.deserialize(self._lookup(self._raw_key(key)))
+
+    def put(self, key: Any, value: Any) -> None:
+        if value is None:
+            raise ValueError(f"store {self.name!r}: use delete() instead of put(key, None)")
+        self._pending[self._raw_key(key)] = self.spec.value.serialize(value)
+
+    def delete(self, key: Any) -> None:
+        self._pending[self._raw_key(key)] = None
+
+    def range(self, start: Any, end: Any) -> Iterator[tuple[Any, Any]]:
+        low, high = self._raw_key(start), self._raw_key(end)
+        merged: dict[bytes, bytes | None] = dict(self.engine.range(low, high))
+        for layer in (self._txn, self._pending):
+            merged.update((k, v) for k, v in layer.items() if low <= k < high)
+        for raw in sorted(merged):
+            value = merged[raw]
+            if value is not None:
+                yield self.spec.key.deserialize(raw), self.spec.value.deserialize(value)
+
+    # -- one record --
+
+    def accept_record(self) -> None:
+        if self._pending:
+            self._txn.update(self._pending)
+            self._pending.clear()
+
+    def reject_record(self) -> None:
+        self._pending.clear()
+
+    # -- one transaction --
+
+    def changelog_records(self) -> Mapping[bytes, bytes | None]:
+        """The latest value of every key written in this transaction (None: tombstone)."""
+        return self._txn
+
+    def commit(self, last_changelog_offset: int | None) -> None:
+        """The transaction committed; ``last_changelog_offset`` is the offset of its
+        last changelog record (None if it wrote none)."""
+        if last_changelog_offset is None:
+            self._txn.clear()
+            return
+        next_offset = last_changelog_offset + 1
+        self.engine.write(self._txn, Checkpoint(self.changelog, self.partition, next_offset))
+        self.offset = next_offset
+        self._txn.clear()
+
+    def abort(self) -> None:
+        self._pending.clear()
+        self._txn.clear()
+
+    # -- restoration --
+
+    def apply_restored(self, changes: Mapping[bytes, bytes | None], next_offset: int) -> None:
+        self.engine.write(changes, Checkpoint(self.changelog, self.partition, next_offset))
+        self.offset = next_offset
+
+    def close(self) -> None:
+        self.abort()
+        self.engine.close()
