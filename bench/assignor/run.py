@@ -26,7 +26,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from segue.assignor import AssignRequest, Decision, assign
+from segue.assignor import AssignRequest, Decision, assign, replay
+from segue.assignor.replay import at_target, decide
 
 from .scenarios import CASES, Case
 
@@ -34,36 +35,8 @@ HERE = Path(__file__).resolve().parent
 JAVA = HERE / "java"
 
 
-def decide(request: dict[str, Any]) -> Decision:
-    return assign(AssignRequest.model_validate(request))
-
-
-def at_target(decision: Decision) -> bool:
-    return all(
-        held.active == decision.target[m].active
-        and held.standby == decision.target[m].standby
-        and not held.learning
-        for m, held in decision.assignment.items()
-    )
-
-
 def next_request(request: dict[str, Any], decision: Decision) -> dict[str, Any]:
-    """The next round: the assignment runs; learners, standbys and former owners are caught up."""
-    previous = {t: m for m, held in request["current"].items() for t in held.get("active", [])}
-    lags: dict[str, dict[str, int]] = {}
-    for m, held in decision.assignment.items():
-        for t in [*held.standby, *held.learning]:
-            lags.setdefault(m, {})[t] = 0
-        for t in held.active:
-            old = previous.get(t)
-            if old is not None and old != m and old in decision.assignment:
-                lags.setdefault(old, {})[t] = 0
-    current = {
-        m: {"active": h.active, "standby": h.standby, "learning": h.learning}
-        for m, h in decision.assignment.items()
-    }
-    members = [m for m in request["members"] if not m.get("leaving") or current[m["id"]]["active"]]
-    return {**request, "members": members, "current": current, "lags": lags}
+    return replay.next_request(request, decision, drop_departed=True)
 
 
 def segue_case(case: Case, repeats: int) -> dict[str, Any]:
