@@ -13,7 +13,7 @@ export SEGUE_CACHE ?= $(HOME)/.cache/segue
 # Extra pytest arguments, e.g. make test PYTEST_ARGS="-m smoke"
 PYTEST_ARGS ?=
 
-.PHONY: demo test bench venv stack lint typecheck contracts gates
+.PHONY: demo test bench venv stack lint typecheck contracts gates crds
 
 demo: venv stack
 	$(BIN)/segue stack up
@@ -39,6 +39,10 @@ $(VENV)/.installed: pyproject.toml
 
 stack:
 	bash stack/install/all.sh
+
+# The StreamApp CRD is generated from the pydantic models in segue.operator.api.
+crds: venv
+	$(BIN)/python -m segue.operator.api.crd --write crds/streamapp.yaml
 
 gates: lint typecheck contracts
 

@@ -2,16 +2,17 @@
 
 Flags override the environment the operator sets in the pod template
 (``config``; docs/worker.md lists both). The process serves ``/metrics``,
-``/healthz`` and ``/readyz`` (``http``), follows its assignment ConfigMap
-(``watch``) and runs the tasks it names (``runtime``). SIGTERM (and SIGINT)
-finish or abort open transactions, checkpoint and exit 0 within
-``--shutdown-timeout``.
+``/healthz``, ``/readyz`` and ``/topology`` (``http``, ``describe``), follows
+its assignment ConfigMap (``watch``) and runs the tasks it names (``runtime``).
+SIGTERM (and SIGINT) finish or abort open transactions, checkpoint and exit 0
+within ``--shutdown-timeout``.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import json
 import logging
 import signal
 import sys
@@ -75,6 +76,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "(env SEGUE_FENCE_DELAY_MS; default 50)",
     )
     add(
+        "--standby-restore-rate",
+        type=float,
+        help="records/s restored for standbys and learners, to spare the broker and disk; "
+        "active tasks are never limited (env SEGUE_STANDBY_RESTORE_RATE; default: no limit)",
+    )
+    add(
         "--shutdown-timeout",
         type=float,
         help="seconds to finish on SIGTERM (env SEGUE_SHUTDOWN_TIMEOUT; default 20)",
@@ -109,6 +116,7 @@ def run(args: argparse.Namespace) -> int:
     from pydantic import ValidationError
 
     from segue.worker import config as worker_config
+    from segue.worker.describe import describe
     from segue.worker.http import serve
     from segue.worker.metrics import WorkerMetrics
     from segue.worker.runtime import Worker
@@ -137,6 +145,7 @@ def run(args: argparse.Namespace) -> int:
             "processing_guarantee",
             "commit_interval_ms",
             "fence_delay_ms",
+            "standby_restore_rate",
             "shutdown_timeout",
         )
     }
@@ -149,7 +158,9 @@ def run(args: argparse.Namespace) -> int:
     config = config.model_copy(update={"state_dir": Path(_pod_path(str(config.state_dir)))})
     topology = load_topology(config.app, dict(a.split("=", 1) for a in args.app_arg))
     metrics = WorkerMetrics()
-    server = serve(metrics, config.metrics_host, config.metrics_port)
+    application_id = config.application_id or topology.application_id  # as runtime.Worker
+    described = json.dumps(describe(topology, application_id)).encode()
+    server = serve(metrics, config.metrics_host, config.metrics_port, described)
     log.info("member %s serving metrics on %s:%d", config.member, *server.server_address[:2])
     worker = Worker(config, topology, metrics)
 

@@ -36,6 +36,8 @@ class WorkerConfig(BaseModel):
     fence_delay_ms: int = Field(default=50, ge=0)
     shutdown_timeout: float = Field(default=20.0, gt=0)
     restore_batch: int = Field(default=10_000, ge=1)
+    # records/s a worker restores for standbys and learners (None: no limit); actives never wait
+    standby_restore_rate: float | None = Field(default=None, gt=0)
     kafka: dict[str, str] = Field(default_factory=dict)  # extra librdkafka settings for all clients
 
     @model_validator(mode="after")
@@ -58,6 +60,7 @@ ENV = {
     "processing_guarantee": "SEGUE_PROCESSING_GUARANTEE",
     "commit_interval_ms": "SEGUE_COMMIT_INTERVAL_MS",
     "fence_delay_ms": "SEGUE_FENCE_DELAY_MS",
+    "standby_restore_rate": "SEGUE_STANDBY_RESTORE_RATE",
     "shutdown_timeout": "SEGUE_SHUTDOWN_TIMEOUT",
 }
 DEFAULT_STATE_DIR = "/var/lib/segue/state"

@@ -1,10 +1,12 @@
-"""The worker's one HTTP port: ``/metrics``, ``/healthz`` and ``/readyz``.
+"""The worker's one HTTP port: ``/metrics``, ``/healthz``, ``/readyz``, ``/topology``.
 
 ``/healthz`` answers 200 while the main loop keeps beating (it beats at least
 every few seconds even when idle), so a wedged loop fails liveness.
 ``/readyz`` answers 200 once a first assignment is applied and every active task
-is restored and running (``metrics.Snapshot.ready``). Served from a daemon
-thread with the standard library; the registry is ``metrics``'.
+is restored and running (``metrics.Snapshot.ready``). ``/topology`` serves the
+JSON ``describe`` made of the application (fixed for the process; 404 if none
+was given). Served from a daemon thread with the standard library; the registry
+is ``metrics``'.
 """
 
 from __future__ import annotations
@@ -20,7 +22,9 @@ from segue.worker.metrics import WorkerMetrics
 STALE_AFTER = 60.0  # seconds without a main-loop beat before /healthz fails
 
 
-def serve(metrics: WorkerMetrics, host: str, port: int) -> ThreadingHTTPServer:
+def serve(
+    metrics: WorkerMetrics, host: str, port: int, topology_json: bytes | None = None
+) -> ThreadingHTTPServer:
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self) -> None:
             path = self.path.split("?", 1)[0]
@@ -32,6 +36,8 @@ def serve(metrics: WorkerMetrics, host: str, port: int) -> ThreadingHTTPServer:
             elif path == "/readyz":
                 ready = metrics.snapshot.ready
                 self._reply(200 if ready else 503, b"ready\n" if ready else b"not ready\n")
+            elif path == "/topology" and topology_json is not None:
+                self._reply(200, topology_json, "application/json")
             else:
                 self._reply(404, b"not found\n")
 

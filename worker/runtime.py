@@ -54,7 +54,9 @@ class Worker:
         restore_consumer = Consumer(
             restore_consumer_config(config.bootstrap_servers, self.application_id, extra)
         )
-        self.restorer = Restorer(restore_consumer, config.restore_batch)
+        self.restorer = Restorer(
+            restore_consumer, config.restore_batch, standby_rate=config.standby_restore_rate
+        )
         self.layout = StateLayout(config.state_dir, self.application_id)
         exactly_once = config.processing_guarantee == "exactly_once"
 

@@ -18,6 +18,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "stack": ("segue.stack.cli", "run the embedded local stack (Kafka, Kubernetes, pod runner)"),
     "assign": ("segue.assignor.cli", "preview a placement decision: JSON in, JSON out"),
     "worker": ("segue.worker.cli", "run a stream application's worker process"),
+    "operator": ("segue.operator.cli", "run the operator that scales StreamApps"),
 }
 
 

@@ -11,7 +11,9 @@ records and from partition-EOF events, so commit markers and aborted records,
 which read_committed skips, still count as read: restoration is complete when the
 position reaches the end offset, not when the last data record was seen.
 While any active task restores, standby partitions are paused so the task that
-blocks processing goes first.
+blocks processing goes first; ``standby_rate`` (records/s) also paces standbys and
+learners when set, pausing their partitions between budgets, so warming up new
+members cannot saturate the broker or the disk (an active is never paced).
 """
 
 from __future__ import annotations
@@ -42,9 +44,15 @@ class Restoring:
 
 
 class Restorer:
-    def __init__(self, consumer: Consumer, batch_size: int = 10_000) -> None:
+    def __init__(
+        self, consumer: Consumer, batch_size: int = 10_000, standby_rate: float | None = None
+    ) -> None:
         self.consumer = consumer
-        self.batch_size = batch_size
+        self.batch_size = (
+            batch_size if standby_rate is None else min(batch_size, int(standby_rate) or 1)
+        )
+        self.standby_rate = standby_rate
+        self._standby_next = 0.0  # monotonic time before which standbys wait (pacing)
         self._parts: dict[tuple[str, int], Restoring] = {}
         self._paused: set[tuple[str, int]] = set()
         self.restored_total: dict[tuple[str, str], int] = {}  # (task, store) -> records
@@ -113,8 +121,11 @@ class Restorer:
     def restoring_actives(self) -> bool:
         return any(e.target is not None for e in self._parts.values())
 
+    def _paced(self) -> bool:
+        return self.standby_rate is not None and time.monotonic() < self._standby_next
+
     def _prioritize(self) -> None:
-        urgent = self.restoring_actives
+        urgent = self.restoring_actives or self._paced()
         standby = {k for k, e in self._parts.items() if e.target is None}
         to_pause = standby - self._paused if urgent else set()
         to_resume = self._paused if not urgent else self._paused - standby
@@ -130,6 +141,8 @@ class Restorer:
     def poll(self, timeout: float) -> list[str]:
         """Consume one batch, apply it, and return the tasks whose active
         restoration is now complete (they are removed from the restorer)."""
+        if self.standby_rate is not None:
+            self._prioritize()  # a pacing pause may have run out
         messages = self.consumer.consume(self.batch_size, timeout) if self._parts else []
         # The hot loop of restoration: as few calls per record as possible. Keys and
         # values are bytes (the consumer has no deserializer).
@@ -165,6 +178,11 @@ class Restorer:
                 entry.records += count
                 total_key = (entry.task, entry.store.name)
                 self.restored_total[total_key] = self.restored_total.get(total_key, 0) + count
+                if entry.target is None and self.standby_rate is not None:
+                    start = max(time.monotonic(), self._standby_next)
+                    self._standby_next = start + count / self.standby_rate
+        if self.standby_rate is not None:
+            self._prioritize()
         return self._completed()
 
     def _completed(self) -> list[str]:

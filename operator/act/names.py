@@ -1,0 +1,36 @@
+"""Names and labels of everything the operator creates for one StreamApp, in one place.
+
+Pods are ``<app>-<n>`` (the member id, stable across restarts), their state claims
+``state-<app>-<n>`` (StatefulSet's convention), the assignment ConfigMap
+``<app>-assignment`` (docs/protocol.md) and the workers' ServiceAccount, Role and
+RoleBinding ``<app>-worker``.
+"""
+
+from __future__ import annotations
+
+MANAGED_BY = "app.kubernetes.io/managed-by"
+APP_LABEL = "segue.dev/app"
+MEMBER_LABEL = "segue.dev/member"
+
+
+def assignment_configmap(app: str) -> str:
+    return f"{app}-assignment"
+
+
+def worker_account(app: str) -> str:
+    return f"{app}-worker"
+
+
+def claim(pod: str) -> str:
+    return f"state-{pod}"
+
+
+def selector(app: str) -> str:
+    return f"{APP_LABEL}={app}"
+
+
+def labels(app: str, member: str | None = None) -> dict[str, str]:
+    out = {"app.kubernetes.io/name": app, MANAGED_BY: "segue", APP_LABEL: app}
+    if member is not None:
+        out[MEMBER_LABEL] = member
+    return out

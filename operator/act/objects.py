@@ -1,0 +1,204 @@
+"""Builders of the Kubernetes objects of one StreamApp: plain dicts, no API calls.
+
+Pods are managed one by one (not a StatefulSet) because the decision core chooses
+which member leaves and when. Every object carries an owner reference to the
+StreamApp, so deleting the app deletes them. A pod's environment is the worker's
+contract (docs/worker.md): downward-API identity, the application id, Kafka
+bootstrap servers, credentials as ``SEGUE_KAFKA_<KEY>`` variables taken from the
+Secret by reference (never copied into the pod spec), and the state directory on
+the pod's claim (or an emptyDir). :mod:`.apply` sends these; :mod:`.names` names them.
+"""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from segue.operator.api import API_VERSION, KIND, StreamAppSpec
+
+from .names import assignment_configmap, claim, labels, worker_account
+
+WORKER_CONTAINER = "worker"
+DOCUMENT_KEY = "assignment.json.gz"
+
+
+def owner_reference(name: str, uid: str) -> dict[str, Any]:
+    return {
+        "apiVersion": API_VERSION,
+        "kind": KIND,
+        "name": name,
+        "uid": uid,
+        "controller": True,
+        "blockOwnerDeletion": True,
+    }
+
+
+def _meta(name: str, app: str, uid: str, member: str | None = None) -> dict[str, Any]:
+    return {
+        "name": name,
+        "labels": labels(app, member),
+        "ownerReferences": [owner_reference(app, uid)],
+    }
+
+
+def kafka_env_name(setting: str) -> str:
+    """``sasl.username`` -> ``SEGUE_KAFKA_SASL_USERNAME`` (the worker maps it back)."""
+    return "SEGUE_KAFKA_" + setting.replace(".", "_").replace("-", "_").upper()
+
+
+def pod(
+    app: str, uid: str, member: str, spec: StreamAppSpec, secret_keys: Iterable[str] = ()
+) -> dict[str, Any]:
+    template = spec.template
+    env: list[dict[str, Any]] = [
+        e.model_dump(by_alias=True, exclude_none=True) for e in template.env
+    ]
+    env += [
+        _field_env("POD_NAME", "metadata.name"),
+        _field_env("POD_NAMESPACE", "metadata.namespace"),
+        _field_env("POD_IP", "status.podIP"),
+        {"name": "SEGUE_STREAMAPP", "value": app},
+        {"name": "SEGUE_APPLICATION_ID", "value": spec.application_id},
+        {"name": "SEGUE_BOOTSTRAP_SERVERS", "value": spec.kafka.bootstrap_servers},
+        {"name": "SEGUE_METRICS_PORT", "value": str(spec.metrics_port)},
+        {"name": "SEGUE_STATE_DIR", "value": spec.state_dir},
+    ]
+    secret = spec.kafka.credentials_secret
+    for key in sorted(secret_keys):
+        env.append(
+            {
+                "name": kafka_env_name(key),
+                "valueFrom": {"secretKeyRef": {"name": secret.name, "key": key}}
+                if secret
+                else None,
+            }
+        )
+    ports = [p.model_dump(by_alias=True, exclude_none=True) for p in template.ports]
+    if all(p["containerPort"] != spec.metrics_port for p in ports):
+        ports.append({"name": "metrics", "containerPort": spec.metrics_port, "protocol": "TCP"})
+    container: dict[str, Any] = {
+        "name": WORKER_CONTAINER,
+        "image": template.image,
+        "env": env,
+        "ports": ports,
+        "volumeMounts": [{"name": "state", "mountPath": spec.state_dir}],
+        "readinessProbe": _probe("/readyz", spec.metrics_port, failures=3),
+        "livenessProbe": _probe("/healthz", spec.metrics_port, failures=6),
+    }
+    for key, value in (
+        ("command", template.command),
+        ("args", template.args),
+        ("imagePullPolicy", template.image_pull_policy),
+    ):
+        if value is not None:
+            container[key] = value
+    resources = template.resources.model_dump(by_alias=True, exclude_defaults=True)
+    if resources:
+        container["resources"] = resources
+    if spec.state.volume_claim is not None:
+        volume: dict[str, Any] = {
+            "name": "state",
+            "persistentVolumeClaim": {"claimName": claim(member)},
+        }
+    else:
+        volume = {"name": "state", "emptyDir": {}}
+    meta = _meta(member, app, uid, member)
+    meta["labels"] = {**template.labels, **meta["labels"]}
+    if template.annotations:
+        meta["annotations"] = dict(template.annotations)
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": meta,
+        "spec": {
+            "hostname": member,
+            "serviceAccountName": worker_account(app),
+            "restartPolicy": "Always",
+            "terminationGracePeriodSeconds": 30,
+            "containers": [container],
+            "volumes": [volume],
+        },
+    }
+
+
+def state_claim(app: str, uid: str, member: str, spec: StreamAppSpec) -> dict[str, Any] | None:
+    wanted = spec.state.volume_claim
+    if wanted is None:
+        return None
+    body: dict[str, Any] = {
+        "accessModes": list(wanted.access_modes),
+        "resources": {"requests": {"storage": wanted.size}},
+    }
+    if wanted.storage_class_name is not None:
+        body["storageClassName"] = wanted.storage_class_name
+    return {
+        "apiVersion": "v1",
+        "kind": "PersistentVolumeClaim",
+        "metadata": _meta(claim(member), app, uid, member),
+        "spec": body,
+    }
+
+
+def service_account(app: str, uid: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "ServiceAccount",
+        "metadata": _meta(worker_account(app), app, uid),
+    }
+
+
+def role(app: str, uid: str) -> dict[str, Any]:
+    """Exactly what a worker needs: read and watch its app's assignment ConfigMap."""
+    return {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "Role",
+        "metadata": _meta(worker_account(app), app, uid),
+        "rules": [
+            {
+                "apiGroups": [""],
+                "resources": ["configmaps"],
+                "resourceNames": [assignment_configmap(app)],
+                "verbs": ["get", "list", "watch"],
+            }
+        ],
+    }
+
+
+def role_binding(app: str, uid: str, namespace: str) -> dict[str, Any]:
+    name = worker_account(app)
+    return {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "RoleBinding",
+        "metadata": _meta(name, app, uid),
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": name},
+        "subjects": [{"kind": "ServiceAccount", "name": name, "namespace": namespace}],
+    }
+
+
+def assignment(app: str, uid: str, generation: int, document: bytes) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": _meta(assignment_configmap(app), app, uid),
+        "data": {"generation": str(generation)},
+        "binaryData": {DOCUMENT_KEY: base64.b64encode(document).decode()},
+    }
+
+
+def _field_env(name: str, path: str) -> dict[str, Any]:
+    return {"name": name, "valueFrom": {"fieldRef": {"fieldPath": path}}}
+
+
+def _probe(path: str, port: int, failures: int) -> dict[str, Any]:
+    return {
+        "httpGet": {"path": path, "port": port},
+        "periodSeconds": 2,
+        "failureThreshold": failures,
+    }
+
+
+def secret_keys(secret: Mapping[str, Any] | None) -> list[str]:
+    if not secret:
+        return []
+    return sorted({*(secret.get("data") or {}), *(secret.get("stringData") or {})})

@@ -1,0 +1,136 @@
+"""The observed state of a StreamApp (``status``), written only by the operator.
+
+Besides what users read (``phase``, ``members``, ``conditions``, the printer columns
+and the ``/scale`` subresource's ``replicas`` and ``selector``), ``status.scaling`` is
+the operator's durable memory: the scaling state machine's ``Memory``
+(``segue.operator.decide.model``) with times as RFC 3339 strings, so a restarted
+operator resumes a scale-up or scale-down where the last one stopped. Every field is
+optional because a new object has no status yet. Models are mutable (the operator
+builds a status step by step) but still reject unknown fields.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+from typing import Annotated, Literal
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, WithJsonSchema
+from pydantic.alias_generators import to_camel
+
+_RFC3339 = re.compile(r"^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$")
+
+
+def _rfc3339(value: str) -> str:
+    try:
+        ok = bool(_RFC3339.match(value)) and datetime.fromisoformat(value) is not None
+    except ValueError:
+        ok = False
+    if not ok:
+        raise ValueError(f"{value!r} is not an RFC 3339 date-time such as 2025-01-31T12:00:00Z")
+    return value
+
+
+Timestamp = Annotated[
+    str, AfterValidator(_rfc3339), WithJsonSchema({"type": "string", "format": "date-time"})
+]
+"""An RFC 3339 date-time string, as Kubernetes writes times: ``2025-01-31T12:00:00Z``."""
+
+
+class Model(BaseModel):
+    """Status models: camelCase on the wire, unknown fields rejected, mutable."""
+
+    model_config = ConfigDict(
+        alias_generator=to_camel,
+        populate_by_name=True,
+        serialize_by_alias=True,
+        extra="forbid",
+        use_attribute_docstrings=True,
+    )
+
+
+class MemberStatus(Model):
+    """One member (worker pod) and what it runs in the current generation."""
+
+    name: str
+    """The pod's name, which is also its member id."""
+    role: Literal["member", "joining", "leaving", "absent"]
+    """`member`: a settled pod; `joining`: a new pod warming up; `leaving`: a pod a
+    scale-down will delete; `absent`: a member that is not running."""
+    active: int = Field(ge=0)
+    """Tasks it runs as the active owner."""
+    standby: int = Field(ge=0)
+    """Standby copies it keeps."""
+    learning: int = Field(ge=0)
+    """Tasks it is warming up to take over."""
+    max_lag: int | None = None
+    """Its largest changelog lag over the tasks it restores."""
+    ready: bool
+    """The pod is ready: every active task it runs is restored and running."""
+
+
+class Condition(Model):
+    """A standard condition: Balanced, Scaling or Degraded."""
+
+    type: str
+    """Balanced, Scaling or Degraded."""
+    status: Literal["True", "False", "Unknown"]
+    reason: str
+    """A CamelCase word for why the condition has its status."""
+    message: str
+    """A human-readable explanation."""
+    last_transition_time: Timestamp
+    """When the status last changed."""
+    observed_generation: int | None = None
+    """The metadata.generation the condition was set for."""
+
+
+class Handover(Model):
+    """A task published to a new owner and not yet seen running there."""
+
+    to: str
+    """The member that takes the task."""
+    since: Timestamp
+    """When the generation that moves it was published."""
+
+
+class ScalingMemory(Model):
+    """The operator's scaling progress, kept here so a restarted operator resumes it."""
+
+    joining: dict[str, Timestamp] = {}
+    """Joining pods and when each was created."""
+    leaving: dict[str, Timestamp] = {}
+    """Leaving pods and when each was marked leaving."""
+    absent: dict[str, Timestamp] = {}
+    """Members not running and when each was first seen away."""
+    handovers: dict[str, Handover] = {}
+    """Task handovers in flight, by task id."""
+    forced_at: Timestamp | None = None
+    """When a scale-down last hit its timeout and deleted pods before their tasks were warm."""
+    last_scale_time: str | None = None
+    """When the replica count last changed."""
+
+
+class StreamAppStatus(Model):
+    """The observed state of a stream application, written by the operator."""
+
+    phase: Literal["Pending", "Running", "Scaling", "Degraded"] | None = None
+    """Pending: no worker runs yet; Running: settled; Scaling: tasks are moving;
+    Degraded: something needs attention (see the conditions)."""
+    replicas: int | None = None
+    """Worker pods that exist."""
+    ready_replicas: int | None = None
+    """Worker pods that are ready."""
+    selector: str | None = None
+    """The label selector of the worker pods (for the scale subresource)."""
+    assignment_generation: int | None = None
+    """The generation of the last published assignment."""
+    max_lag: int | None = None
+    """The largest changelog lag of any learner or standby."""
+    observed_generation: int | None = None
+    """The metadata.generation of the spec this status reflects."""
+    members: list[MemberStatus] | None = None
+    """Every member the operator manages."""
+    conditions: list[Condition] | None = None
+    """Balanced, Scaling and Degraded."""
+    scaling: ScalingMemory | None = None

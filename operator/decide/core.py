@@ -1,0 +1,392 @@
+"""One step of the scaling state machine: ``decide(world) -> plan``.
+
+Order of reasoning: the task set (:mod:`.tasks`), who belongs (:mod:`.roster`), who is
+left out of this assignment (members past ``scaleDownTimeoutSeconds`` or
+``registrationTimeoutSeconds``: the assignor gives their tasks to the most caught-up
+members), the placement (:mod:`.placement`), which leaving members can go (no active
+task any more, and their pod has applied that), then the document, events and status
+(:mod:`.status`). Every step is recomputed from the world, so a step that was not
+carried out (the operator died) is simply decided again.
+"""
+
+from __future__ import annotations
+
+from segue.assignor import AssignorError, Decision
+from segue.assignor.ids import member_sort_key
+
+from .document import MAX_DOCUMENT_BYTES, encode
+from .model import (
+    Condition,
+    Event,
+    Handover,
+    MemberRole,
+    Memory,
+    Plan,
+    Published,
+    Roles,
+    World,
+)
+from .placement import build_request, cheapest_to_remove, lags, place
+from .roster import Roster, plan_roster
+from .status import Facts, build_status
+from .tasks import Problem, TaskSet, task_set
+
+LISTED = 8  # tasks named in one event message before "and N more"
+
+
+def decide(world: World) -> Plan:
+    published, policy, now = world.published, world.policy, world.now
+    taskset = _tasks(world)
+    problems = list(taskset.problems)
+    events = [Event("Normal", "PartitionsExpanded", m) for m in taskset.expanded]
+
+    def cheapest(candidates: list[str], count: int) -> list[str]:
+        request = build_request(world, taskset, candidates, set(), published)
+        try:
+            return cheapest_to_remove(request, count)
+        except AssignorError:
+            return sorted(candidates, key=member_sort_key)[-count:] if count else []
+
+    roster = plan_roster(world, published, cheapest)
+    events += roster.events
+    forced = sorted(
+        (
+            m
+            for m, since in roster.leaving.items()
+            if now - since >= policy.scale_down_timeout or _gone(world, m)
+        ),
+        key=member_sort_key,
+    )
+    expired = [
+        m
+        for m in roster.members
+        if m not in roster.leaving and roster.expired(m, policy.registration_timeout, now)
+    ]
+    members_in = [m for m in roster.members if m not in forced and m not in expired]
+    members_in = sorted({*members_in, *roster.admitted}, key=member_sort_key)
+    leaving = {m for m in roster.leaving if m not in forced}
+
+    placed: dict[str, Roles] | None = None
+    decision: Decision | None = None
+    if members_in and (taskset.tasks or published is not None):
+        try:
+            placed, decision = place(
+                build_request(world, taskset, members_in, leaving, published), policy
+            )
+        except AssignorError as refused:
+            problems.append(Problem("AssignorRejected", str(refused)))
+
+    departed = _departures(world, roster, placed, forced) if placed is not None else []
+    publish, document, departed = _publication(
+        world, placed=placed, expired=expired, departed=departed, taskset=taskset, problems=problems
+    )
+    for m in departed:
+        roster.leaving.pop(m, None)
+        roster.absent.pop(m, None)
+        if m in world.pods:
+            roster.delete.append(m)
+    events += _membership_events(world, forced, departed, expired)
+
+    in_force = publish or published
+    handovers, done, moved = _handovers(world, publish, in_force)
+    if publish is not None:
+        events += _publish_events(published, publish, moved)
+    memory = Memory(
+        joining=dict(roster.joining),
+        leaving=dict(roster.leaving),
+        absent={m: t for m, t in roster.absent.items() if m not in departed},
+        handovers=handovers,
+        forced_at=now if forced else world.memory.forced_at,
+    )
+    facts = _facts(
+        world,
+        taskset=taskset,
+        in_force=in_force,
+        decision=decision,
+        problems=problems,
+        memory=memory,
+    )
+    status = build_status(facts)
+    if memory.forced_at is not None and _settled(memory, _learning(in_force), facts.pending):
+        # the forced handovers have completed: the condition has said its piece
+        memory = Memory(memory.joining, memory.leaving, memory.absent, memory.handovers, None)
+    events += _degraded_events(world, status.conditions[2])
+    learners = _learning(in_force)
+    deadlines = [*roster.deadlines]
+    deadlines += [t + policy.scale_down_timeout for t in memory.leaving.values()]
+    deadlines += [t + policy.registration_timeout for t in memory.absent.values()]
+    return Plan(
+        publish=publish,
+        document=document,
+        create_pods=tuple(n for n in roster.create if n not in departed),
+        delete_pods=tuple(dict.fromkeys(roster.delete)),
+        delete_claims=tuple(m for m in departed if not policy.retain_state),
+        memory=memory,
+        status=status,
+        events=tuple(events),
+        handovers_done=tuple(done),
+        handovers_published=len(moved),
+        learners=learners,
+        busy=bool(facts.scaling_reason or handovers or facts.pending or publish is not None),
+        wake_at=min(deadlines) if deadlines else None,
+    )
+
+
+def _publication(
+    world: World,
+    *,
+    placed: dict[str, Roles] | None,
+    expired: list[str],
+    departed: list[str],
+    taskset: TaskSet,
+    problems: list[Problem],
+) -> tuple[Published | None, bytes | None, list[str]]:
+    """The next generation, if anything changed; departures only go with a publish."""
+    published = world.published
+    publish, document = None, None
+    if placed is not None:
+        members = {m: r for m, r in placed.items() if m not in departed}
+        members.update({m: Roles() for m in expired})
+        if (
+            published is None
+            or members != dict(published.members)
+            or taskset.partition_map != dict(published.partition_map)
+        ):
+            candidate = Published(
+                (published.generation if published else 0) + 1, members, taskset.partition_map
+            )
+            blob = encode(candidate, world.application_id)
+            if len(blob) > MAX_DOCUMENT_BYTES:
+                problems.append(
+                    Problem(
+                        "AssignmentTooLarge",
+                        f"generation {candidate.generation} is {len(blob)} bytes gzipped, over "
+                        f"{MAX_DOCUMENT_BYTES}; the last generation keeps running",
+                    )
+                )
+                departed = []
+            else:
+                publish, document = candidate, blob
+    if publish is None:
+        departed = [m for m in departed if published is None or m not in published.members]
+    return publish, document, departed
+
+
+def _membership_events(
+    world: World, forced: list[str], departed: list[str], expired: list[str]
+) -> list[Event]:
+    policy, published = world.policy, world.published
+    events = []
+    if forced:
+        events.append(
+            Event(
+                "Warning",
+                "ScaleDownTimeout",
+                f"{', '.join(forced)} did not hand over within {policy.scale_down_timeout:g}s "
+                "(or their pods are gone): their tasks go to the most caught-up members now",
+            )
+        )
+    if departed:
+        events.append(Event("Normal", "MemberLeft", f"{', '.join(departed)} removed"))
+    for m in expired:
+        if published is not None and published.members.get(m, Roles()).tasks():
+            events.append(
+                Event(
+                    "Warning",
+                    "MemberExpired",
+                    f"{m} has been away over {policy.registration_timeout:g}s: its tasks are "
+                    "reassigned (caught-up standbys first)",
+                )
+            )
+    return events
+
+
+def _tasks(world: World) -> TaskSet:
+    if world.subtopologies is not None:
+        return task_set(world.subtopologies, world.partitions, world.published)
+    held = world.published.members.values() if world.published else ()
+    tasks = {t: True for r in held for t in r.tasks()}
+    why = world.topology_error or "no pod has reported it yet"
+    return TaskSet(
+        tasks,
+        {t: () for t in tasks},
+        dict(world.published.partition_map) if world.published else {},
+        problems=[Problem("TopologyUnknown", f"the application's topology is unknown: {why}")]
+        if world.published is not None or world.topology_error
+        else [],
+    )
+
+
+def _gone(world: World, member: str) -> bool:
+    pod = world.pods.get(member)
+    return pod is None or pod.terminating or pod.failed
+
+
+def _departures(
+    world: World, roster: Roster, placed: dict[str, Roles], forced: list[str]
+) -> list[str]:
+    """Leaving members that can go: forced ones, and those whose handovers have applied."""
+    published = world.published
+    out = list(forced)
+    for m in roster.leaving:
+        if m in forced or placed.get(m, Roles()).active or published is None:
+            continue
+        pod = world.pods.get(m)
+        was = published.members.get(m)
+        if (
+            was is not None
+            and not was.active
+            and (pod is None or not pod.reporting or (pod.generation or 0) >= published.generation)
+        ):
+            out.append(m)
+    return out
+
+
+def _handovers(
+    world: World, publish: Published | None, in_force: Published | None
+) -> tuple[dict[str, Handover], list[tuple[str, float]], list[tuple[str, str, str]]]:
+    owners = {t: m for m, r in (in_force.members.items() if in_force else ()) for t in r.active}
+    pending: dict[str, Handover] = {}
+    done: list[tuple[str, float]] = []
+    for task, h in world.memory.handovers.items():
+        pod = world.pods.get(h.to)
+        if owners.get(task) != h.to or pod is None:
+            continue  # superseded, or its new owner is gone
+        if pod.reporting and pod.roles.get(task) == "active":
+            done.append((task, max(0.0, world.now - h.since)))
+        else:
+            pending[task] = h
+    moved: list[tuple[str, str, str]] = []
+    if publish is not None and world.published is not None:
+        before = {t: m for m, r in world.published.members.items() for t in r.active}
+        for m, r in publish.members.items():
+            for t in r.active:
+                if before.get(t) not in (None, m):
+                    moved.append((t, before[t], m))
+                    pending[t] = Handover(m, world.now)
+    return pending, done, sorted(moved, key=lambda x: _task_key(x[0]))
+
+
+def _publish_events(
+    before: Published | None, after: Published, moved: list[tuple[str, str, str]]
+) -> list[Event]:
+    events = []
+    learning: list[str] = []
+    for m, r in sorted(after.members.items()):
+        had = set(before.members[m].learning) if before and m in before.members else set()
+        new = [t for t in r.learning if t not in had]
+        if new:
+            learning.append(f"{m} learns {_listed(new)}")
+    if learning:
+        events.append(
+            Event(
+                "Normal",
+                "LearnersAssigned",
+                f"generation {after.generation}: " + "; ".join(learning),
+            )
+        )
+    if moved:
+        pairs = [f"{t} {a} -> {b}" for t, a, b in moved]
+        events.append(
+            Event("Normal", "TaskHandedOver", f"generation {after.generation}: {_listed(pairs)}")
+        )
+    events.append(
+        Event(
+            "Normal",
+            "GenerationPublished",
+            f"generation {after.generation}: {len(after.members)} members, {len(moved)} handovers",
+        )
+    )
+    return events
+
+
+def _degraded_events(world: World, degraded: Condition) -> list[Event]:
+    before = world.conditions.get("Degraded")
+    if degraded.status != "True":
+        return []
+    if before is not None and (before.status, before.reason, before.message) == (
+        degraded.status,
+        degraded.reason,
+        degraded.message,
+    ):
+        return []
+    return [Event("Warning", degraded.reason, degraded.message)]
+
+
+def _facts(
+    world: World,
+    *,
+    taskset: TaskSet,
+    in_force: Published | None,
+    decision: Decision | None,
+    problems: list[Problem],
+    memory: Memory,
+) -> Facts:
+    members = dict(in_force.members) if in_force else {}
+    roles: dict[str, MemberRole] = {m: "member" for m in members}
+    for m in memory.absent:
+        roles[m] = "absent"
+    for m in memory.leaving:
+        roles[m] = "leaving"
+    for m in memory.joining:
+        roles[m] = "joining"
+    learning = sum(len(r.learning) for r in members.values())
+    pending = decision.stats.pending if decision is not None else 0
+    if memory.forced_at is not None and not _settled(memory, learning, pending):
+        problems = [
+            *problems,
+            Problem(
+                "ScaleDownTimeout",
+                "a scale-down hit scaleDownTimeoutSeconds: "
+                "tasks went to the most caught-up members",
+            ),
+        ]
+    for m, since in sorted(memory.absent.items()):
+        if m not in memory.leaving:
+            problems.append(
+                Problem(
+                    "MemberAbsent",
+                    f"{m} away since t={since:.0f}; its tasks wait for it until "
+                    f"registrationTimeoutSeconds={world.policy.registration_timeout:g} passes",
+                )
+            )
+    if memory.joining:
+        reason: str | None = "ScalingUp"
+        message = f"{len(memory.joining)} pod(s) joining: {', '.join(sorted(memory.joining))}"
+    elif memory.leaving:
+        reason = "ScalingDown"
+        message = f"{len(memory.leaving)} pod(s) leaving: {', '.join(sorted(memory.leaving))}"
+    elif learning or pending or memory.handovers:
+        reason = "Rebalancing"
+        message = f"{learning} learner(s) restoring, {pending} task(s) still to move"
+    else:
+        reason, message = None, ""
+    return Facts(
+        members=members,
+        roles=roles,
+        lags=lags(world, taskset, members),
+        pods=world.pods,
+        generation=in_force.generation if in_force else 0,
+        pending=pending,
+        problems=tuple(problems),
+        scaling_reason=reason,
+        scaling_message=message,
+    )
+
+
+def _settled(memory: Memory, learning: int, pending: int) -> bool:
+    return not (memory.joining or memory.leaving or memory.handovers or learning or pending)
+
+
+def _learning(published: Published | None) -> int:
+    return sum(len(r.learning) for r in (published.members.values() if published else ()))
+
+
+def _listed(items: list[str]) -> str:
+    shown = ", ".join(items[:LISTED])
+    return shown + (f" and {len(items) - LISTED} more" if len(items) > LISTED else "")
+
+
+def _task_key(task: str) -> tuple[int, int]:
+    sub, _, part = task.partition("_")
+    return int(sub), int(part)

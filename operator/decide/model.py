@@ -1,0 +1,189 @@
+"""What the scaling state machine reads and what it answers, as plain frozen data.
+
+The imperative shell (``segue.operator.reconcile``) fills a :class:`World` from the
+API server, the pods' metrics and Kafka's admin API, calls :func:`~.core.decide`, and
+carries out the :class:`Plan`. Time is a field (``now``, seconds since the epoch), never
+read from a clock, and :class:`Memory` is everything the machine must remember between
+steps: the shell stores it in the StreamApp's status, so a restarted operator resumes.
+The simulator builds Worlds the same way, without a cluster.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Literal
+
+LearnerPromotion = Literal["eager", "batch"]
+EventType = Literal["Normal", "Warning"]
+MemberRole = Literal["member", "joining", "leaving", "absent"]
+Phase = Literal["Pending", "Running", "Scaling", "Degraded"]
+
+
+@dataclass(frozen=True)
+class Policy:
+    """``spec.scaling`` and ``spec.state.retention``, with durations in seconds."""
+
+    acceptable_recovery_lag: int = 10_000
+    max_warmup_replicas: int = 2
+    num_standby_replicas: int = 0
+    scale_down_timeout: float = 600.0
+    registration_timeout: float = 300.0
+    expansion_timeout: float = 30.0
+    balance_tolerance: float = 0.0
+    learner_promotion: LearnerPromotion = "eager"
+    retain_state: bool = False
+
+
+@dataclass(frozen=True)
+class SubTopology:
+    """One sub-topology: its source topics and its stores with their changelog topics."""
+
+    id: int
+    source_topics: tuple[str, ...]
+    stores: tuple[str, ...] = ()
+    changelog_topics: tuple[str, ...] = ()  # aligned with ``stores``
+    repartition_sources: tuple[str, ...] = ()  # sources the application creates itself
+
+    @property
+    def stateful(self) -> bool:
+        return bool(self.stores)
+
+
+@dataclass(frozen=True)
+class Roles:
+    """What one member runs in one generation (task ids, sorted)."""
+
+    active: tuple[str, ...] = ()
+    standby: tuple[str, ...] = ()
+    learning: tuple[str, ...] = ()
+
+    def tasks(self) -> tuple[str, ...]:
+        return self.active + self.standby + self.learning
+
+
+@dataclass(frozen=True)
+class Expansion:
+    """A sub-topology whose sources grew: ``initial`` tasks read ``current`` partitions."""
+
+    initial: int
+    current: int
+
+
+@dataclass(frozen=True)
+class Published:
+    """The assignment document of docs/protocol.md, as last written."""
+
+    generation: int
+    members: Mapping[str, Roles]
+    partition_map: Mapping[int, Expansion] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class PodObs:
+    """One pod of the app as observed. ``reporting``: its metrics answered just now."""
+
+    name: str
+    running: bool
+    terminating: bool = False
+    failed: bool = False  # phase Failed or Succeeded: it will not run again
+    ready: bool = False
+    reporting: bool = False
+    generation: int | None = None  # the assignment generation it applied
+    roles: Mapping[str, str] = field(default_factory=dict)  # task -> active/standby/learning
+    offsets: Mapping[str, Mapping[str, int]] = field(default_factory=dict)  # task -> store -> next
+    state_bytes: Mapping[str, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Handover:
+    """A task published to a new owner, not yet seen running there."""
+
+    to: str
+    since: float
+
+
+@dataclass(frozen=True)
+class Memory:
+    """What the machine remembers between steps (stored in ``status.scaling``)."""
+
+    joining: Mapping[str, float] = field(default_factory=dict)  # pod -> created at
+    leaving: Mapping[str, float] = field(default_factory=dict)  # pod -> marked leaving at
+    absent: Mapping[str, float] = field(default_factory=dict)  # member -> first seen away
+    handovers: Mapping[str, Handover] = field(default_factory=dict)
+    forced_at: float | None = None  # the last scale-down that hit its timeout
+
+
+@dataclass(frozen=True)
+class Condition:
+    type: str
+    status: Literal["True", "False", "Unknown"]
+    reason: str
+    message: str
+
+
+@dataclass(frozen=True)
+class World:
+    """One observation of one StreamApp."""
+
+    now: float
+    app: str
+    application_id: str
+    replicas: int
+    policy: Policy
+    subtopologies: tuple[SubTopology, ...] | None  # None: not known yet
+    partitions: Mapping[str, int]  # topic -> partition count, for the topics that exist
+    end_offsets: Mapping[tuple[str, int], int]  # changelog (topic, partition) -> last stable
+    published: Published | None
+    pods: Mapping[str, PodObs]  # every pod of the app that exists
+    memory: Memory = field(default_factory=Memory)
+    conditions: Mapping[str, Condition] = field(default_factory=dict)  # as last written
+    topology_error: str | None = None  # why the topology could not be read
+
+
+@dataclass(frozen=True)
+class Event:
+    type: EventType
+    reason: str
+    message: str
+
+
+@dataclass(frozen=True)
+class MemberSummary:
+    name: str
+    role: MemberRole
+    active: int
+    standby: int
+    learning: int
+    max_lag: int | None
+    ready: bool
+
+
+@dataclass(frozen=True)
+class Status:
+    phase: Phase
+    replicas: int
+    ready_replicas: int
+    generation: int
+    max_lag: int
+    members: tuple[MemberSummary, ...]
+    conditions: tuple[Condition, ...]
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What to do now, in this order: publish, create, delete pods and claims, status."""
+
+    publish: Published | None
+    document: bytes | None  # the gzipped document of ``publish``
+    create_pods: tuple[str, ...]
+    delete_pods: tuple[str, ...]
+    delete_claims: tuple[str, ...]  # members whose state volume claim goes
+    memory: Memory
+    status: Status
+    events: tuple[Event, ...]
+    handovers_done: tuple[tuple[str, float], ...]  # (task, seconds from publish to running)
+    handovers_published: int
+    learners: int
+    busy: bool  # something is in flight: look again soon
+    wake_at: float | None  # the next deadline (a batch closes, a timeout expires)

@@ -1,0 +1,139 @@
+"""From an observation to an assignor request, and from its decision to the next generation.
+
+The assignor (``segue.assignor``) owns every placement choice; this module only
+translates. Lags follow docs/protocol.md: the operator's own reading of each changelog's
+last stable offset minus the offset a member reports for its copy (restored, or
+checkpointed on local disk), so a member that is slow to report looks behind, never
+ahead. Members named in the last generation but missing from ``members`` are gone, and
+the assignor hands their tasks at once to the most caught-up member. ``batch`` learner
+promotion (seed 000's ``learn.partial.rebalance=false``) holds back a member's handovers
+until all its learners are ready.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+from segue.assignor import (
+    AssignmentConfig,
+    AssignRequest,
+    Decision,
+    MemberSpec,
+    MemberTasks,
+    TaskSpec,
+    assign,
+    pick_leaving,
+)
+
+from .model import PodObs, Policy, Published, Roles, World
+from .tasks import TaskSet
+
+
+def lags(world: World, taskset: TaskSet, members: Iterable[str]) -> dict[str, dict[str, int]]:
+    """member -> task -> changelog records behind, for the stateful copies it holds."""
+    out: dict[str, dict[str, int]] = {}
+    for m in members:
+        pod = world.pods.get(m)
+        if pod is None or not pod.reporting:
+            continue
+        for task, held in pod.offsets.items():
+            stores = taskset.stores.get(task)
+            if not stores or not taskset.tasks[task]:
+                continue
+            partition = int(task.split("_", 1)[1])
+            behind = 0
+            for store, changelog in stores:
+                end = world.end_offsets.get((changelog, partition), 0)
+                behind += max(0, end - held.get(store, 0))
+            out.setdefault(m, {})[task] = behind
+    return out
+
+
+def state_sizes(pods: Mapping[str, PodObs], tasks: Iterable[str]) -> dict[str, int]:
+    sizes: dict[str, int] = {}
+    for pod in pods.values():
+        for t, size in pod.state_bytes.items():
+            sizes[t] = max(size, sizes.get(t, 0))
+    return {t: sizes[t] for t in tasks if t in sizes}
+
+
+def build_request(
+    world: World,
+    taskset: TaskSet,
+    members: list[str],
+    leaving: set[str],
+    published: Published | None,
+) -> AssignRequest:
+    policy = world.policy
+    sizes = state_sizes(world.pods, taskset.tasks)
+    known = set(taskset.tasks)
+    current = {
+        m: MemberTasks(
+            active=[t for t in r.active if t in known],
+            standby=[t for t in r.standby if t in known],
+            learning=[t for t in r.learning if t in known],
+        )
+        for m, r in (published.members.items() if published else ())
+    }
+    return AssignRequest(
+        tasks=[
+            TaskSpec(id=t, stateful=s, state_bytes=sizes.get(t)) for t, s in taskset.tasks.items()
+        ],
+        members=[MemberSpec(id=m, leaving=m in leaving) for m in members],
+        current=current,
+        lags=lags(world, taskset, members),
+        config=config(policy),
+    )
+
+
+def config(policy: Policy) -> AssignmentConfig:
+    return AssignmentConfig(
+        num_standby_replicas=policy.num_standby_replicas,
+        acceptable_recovery_lag=policy.acceptable_recovery_lag,
+        max_warmup_replicas=policy.max_warmup_replicas,
+        balance_tolerance=policy.balance_tolerance,
+    )
+
+
+def cheapest_to_remove(request: AssignRequest, count: int) -> list[str]:
+    return pick_leaving(request, count) if count else []
+
+
+def place(request: AssignRequest, policy: Policy) -> tuple[dict[str, Roles], Decision]:
+    decision = assign(request)
+    placed = {
+        m: Roles(tuple(a.active), tuple(a.standby), tuple(a.learning))
+        for m, a in decision.assignment.items()
+    }
+    if policy.learner_promotion == "batch":
+        placed = _hold_back(placed, request)
+    return placed, decision
+
+
+def _hold_back(placed: dict[str, Roles], request: AssignRequest) -> dict[str, Roles]:
+    """Undo this generation's handovers to members that still have learners restoring."""
+    owner = {t: m for m, held in request.current.items() for t in held.active}
+    result = dict(placed)
+    for m, roles in placed.items():
+        incoming = [t for t in roles.active if owner.get(t) not in (None, m) and owner[t] in placed]
+        if not incoming or not roles.learning:
+            continue
+        for t in incoming:
+            back = result[owner[t]]
+            result[owner[t]] = Roles(
+                tuple(sorted((*back.active, t), key=_task_key)),
+                back.standby,
+                tuple(x for x in back.learning if x != t),
+            )
+        mine = result[m]
+        result[m] = Roles(
+            tuple(t for t in mine.active if t not in incoming),
+            mine.standby,
+            tuple(sorted((*mine.learning, *incoming), key=_task_key)),
+        )
+    return result
+
+
+def _task_key(task: str) -> tuple[int, int]:
+    sub, _, part = task.partition("_")
+    return int(sub), int(part)

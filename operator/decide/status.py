@@ -1,0 +1,101 @@
+"""The StreamApp's status as the machine sees it: member summaries, conditions, phase.
+
+Three conditions, as Kubernetes conventions expect (each always present, True or False):
+``Balanced`` (every task on its target owner, nothing learning, nobody joining, leaving
+or away), ``Scaling`` (a scale action or rebalance is in flight, with why) and
+``Degraded`` (something needs a human: refused partition expansion, a missing topic,
+an assignment too large, a forced scale-down, a member away). :mod:`.core` supplies the
+facts; the shell adds ``lastTransitionTime``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from .model import Condition, MemberRole, MemberSummary, Phase, PodObs, Roles, Status
+from .tasks import Problem
+
+
+@dataclass(frozen=True)
+class Facts:
+    members: Mapping[str, Roles]  # what runs (the generation in force after this step)
+    roles: Mapping[str, MemberRole]
+    lags: Mapping[str, Mapping[str, int]]
+    pods: Mapping[str, PodObs]
+    generation: int
+    pending: int  # tasks not yet on their target owner
+    problems: tuple[Problem, ...]
+    scaling_reason: str | None
+    scaling_message: str
+
+
+def build_status(f: Facts) -> Status:
+    summaries = []
+    for name in sorted(f.roles, key=_natural):
+        held = f.members.get(name, Roles())
+        copies = [f.lags.get(name, {}).get(t) for t in (*held.standby, *held.learning)]
+        known = [lag for lag in copies if lag is not None]
+        unknown = len(known) < len(copies)
+        pod = f.pods.get(name)
+        summaries.append(
+            MemberSummary(
+                name=name,
+                role=f.roles[name],
+                active=len(held.active),
+                standby=len(held.standby),
+                learning=len(held.learning),
+                max_lag=None if unknown else max(known, default=0),
+                ready=bool(pod and pod.ready and not pod.terminating),
+            )
+        )
+    present = [s for s in summaries if s.name in f.pods and not f.pods[s.name].terminating]
+    learning = sum(s.learning for s in summaries)
+    degraded = bool(f.problems)
+    scaling = f.scaling_reason is not None
+    balanced = not scaling and not degraded and f.generation > 0 and f.pending == 0
+    conditions = (
+        Condition(
+            "Balanced",
+            "True" if balanced else "False",
+            "Balanced" if balanced else "NotBalanced",
+            "every task is on its target member"
+            if balanced
+            else f"{f.pending} task(s) not yet on their target member, {learning} learning",
+        ),
+        Condition(
+            "Scaling",
+            "True" if scaling else "False",
+            f.scaling_reason or "Idle",
+            f.scaling_message if scaling else "no scale action in flight",
+        ),
+        Condition(
+            "Degraded",
+            "True" if degraded else "False",
+            f.problems[0].reason if degraded else "AsExpected",
+            "; ".join(p.message for p in f.problems) if degraded else "no problems",
+        ),
+    )
+    phase: Phase = (
+        "Degraded"
+        if degraded
+        else "Pending"
+        if f.generation == 0
+        else "Scaling"
+        if scaling or f.pending
+        else "Running"
+    )
+    return Status(
+        phase=phase,
+        replicas=len(present),
+        ready_replicas=sum(1 for s in present if s.ready),
+        generation=f.generation,
+        max_lag=max((s.max_lag or 0 for s in summaries), default=0),
+        members=tuple(summaries),
+        conditions=conditions,
+    )
+
+
+def _natural(name: str) -> tuple[str, int]:
+    head, _, tail = name.rpartition("-")
+    return (head, int(tail)) if tail.isdigit() else (name, -1)

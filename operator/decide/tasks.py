@@ -1,0 +1,121 @@
+"""The task set of an application, and partition expansion (seed 004).
+
+A sub-topology has one task per partition of its (co-partitioned) sources. A
+stateful sub-topology's task count is fixed for life, because each task owns a
+changelog partition: when its sources grow to a multiple of that count, the
+assignor's expansion rule (:func:`segue.assignor.expand_partitions`) maps the new
+partitions back onto the same tasks, and the new mapping is published as the
+document's ``partition_map``; any other change is refused and the old mapping keeps
+running. Stateless sub-topologies simply gain tasks. Pure: partition counts in,
+tasks and problems out; :mod:`.core` turns problems into conditions and events.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from segue.assignor import ExpansionRefused, SourceTopic, expand_partitions
+
+from .model import Expansion, Published, SubTopology
+
+
+@dataclass(frozen=True)
+class Problem:
+    reason: str  # a Degraded condition reason
+    message: str
+
+
+@dataclass(frozen=True)
+class TaskSet:
+    tasks: dict[str, bool]  # task id -> stateful
+    stores: dict[str, tuple[tuple[str, str], ...]]  # task id -> (store, changelog topic)
+    partition_map: dict[int, Expansion]
+    expanded: list[str] = field(default_factory=list)  # messages for PartitionsExpanded
+    problems: list[Problem] = field(default_factory=list)
+
+
+def task_set(
+    subtopologies: tuple[SubTopology, ...],
+    partitions: Mapping[str, int],
+    published: Published | None,
+) -> TaskSet:
+    """Tasks of every sub-topology; a broken one keeps the tasks it was last published with."""
+    old_map = dict(published.partition_map) if published else {}
+    result = TaskSet({}, {}, {})
+    for sub in subtopologies:
+        count = _count(sub, partitions, old_map, result)
+        if count is None:
+            count = _published_count(sub.id, published)
+        for p in range(count):
+            tid = f"{sub.id}_{p}"
+            result.tasks[tid] = sub.stateful
+            result.stores[tid] = tuple(zip(sub.stores, sub.changelog_topics, strict=True))
+    return result
+
+
+def _count(
+    sub: SubTopology, partitions: Mapping[str, int], old_map: dict[int, Expansion], out: TaskSet
+) -> int | None:
+    missing = [t for t in sub.source_topics if t not in partitions]
+    if missing:
+        if set(missing) - set(sub.repartition_sources):
+            out.problems.append(
+                Problem(
+                    "SourceTopicMissing",
+                    f"sub-topology {sub.id}: source topic(s) {', '.join(sorted(missing))} "
+                    "do not exist; its tasks keep their last assignment",
+                )
+            )
+        return None  # a repartition topic the application has not created yet
+    counts = {t: partitions[t] for t in sub.source_topics}
+    if len(set(counts.values())) > 1:
+        listed = ", ".join(f"{t}={n}" for t, n in sorted(counts.items()))
+        out.problems.append(
+            Problem(
+                "NotCopartitioned",
+                f"sub-topology {sub.id}: source topics differ in partition count ({listed})",
+            )
+        )
+        return None
+    current = next(iter(counts.values()))
+    if not sub.stateful:
+        return current
+    previous = old_map.get(sub.id)
+    changelogs = [partitions[c] for c in sub.changelog_topics if c in partitions]
+    if previous is not None:
+        initial = previous.initial
+    elif changelogs:
+        initial = min(changelogs)  # the task count the state was built with
+    else:
+        return current  # a new application: its changelogs will have ``current`` partitions
+    if current == initial:
+        return initial
+    try:
+        expand_partitions(SourceTopic(t, sub.id, initial, current) for t in sub.source_topics)
+    except ExpansionRefused as refused:
+        out.problems.append(Problem("PartitionExpansionRefused", str(refused)))
+        if previous is not None:
+            out.partition_map[sub.id] = previous
+        return initial
+    out.partition_map[sub.id] = Expansion(initial, current)
+    if previous != out.partition_map[sub.id]:
+        was = previous.current if previous else initial
+        out.expanded.append(
+            f"sub-topology {sub.id}: {was} -> {current} source partitions, "
+            f"still {initial} tasks (partition p goes to task {sub.id}_<p mod {initial}>)"
+        )
+    return initial
+
+
+def _published_count(sub: int, published: Published | None) -> int:
+    if published is None:
+        return 0
+    prefix = f"{sub}_"
+    ids = {
+        int(t[len(prefix) :])
+        for roles in published.members.values()
+        for t in roles.tasks()
+        if t.startswith(prefix)
+    }
+    return max(ids) + 1 if ids else 0

@@ -1,0 +1,110 @@
+"""Kopf wiring: one loop per StreamApp, woken early by changes to the app or its pods.
+
+Each StreamApp gets a Kopf daemon (a thread) that runs :class:`~.reconcile.Reconciler`
+steps until the app is deleted. Between steps it sleeps as long as the decision core
+allows (short while something is in flight, long when settled, never past a deadline),
+and watch events on the StreamApp (``kubectl scale``, an HPA, an edit) or on its pods
+wake it at once, so a learner that catches up is handed over on the next look, not
+after a probing interval. No handler writes anything itself: the daemon's step is the
+only writer, so every write comes from one decision.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections import defaultdict
+from collections.abc import Mapping
+from typing import Any
+
+import kopf
+
+from segue.operator.act.names import APP_LABEL, MANAGED_BY
+from segue.operator.api import GROUP, PLURAL, VERSION
+from segue.operator.reconcile import Gone, Reconciler
+from segue.operator.settings import OperatorSettings
+
+log = logging.getLogger("segue.operator")
+
+
+class Wakeups:
+    """A threading.Event per (namespace, app): set by watch events, waited on by loops."""
+
+    def __init__(self) -> None:
+        self._events: defaultdict[tuple[str, str], threading.Event] = defaultdict(threading.Event)
+        self._lock = threading.Lock()
+
+    def get(self, namespace: str, name: str) -> threading.Event:
+        with self._lock:
+            return self._events[(namespace, name)]
+
+    def wake(self, namespace: str | None, name: str | None) -> None:
+        if namespace and name:
+            self.get(namespace, name).set()
+
+
+def connection_info(api_client: Any) -> kopf.ConnectionInfo:
+    """Kopf logs in exactly as the reconciler's client does (kubeconfig or ServiceAccount)."""
+    config = api_client.configuration
+    header = config.get_api_key_with_prefix("BearerToken") or config.get_api_key_with_prefix(
+        "authorization"
+    )
+    scheme, _, token = (header or "").rpartition(" ")
+    return kopf.ConnectionInfo(
+        server=config.host,
+        ca_path=config.ssl_ca_cert,
+        insecure=not config.verify_ssl,
+        scheme=scheme or None,
+        token=token or None,
+        certificate_path=config.cert_file,
+        private_key_path=config.key_file,
+    )
+
+
+def build_registry(reconciler: Reconciler, settings: OperatorSettings) -> kopf.OperatorRegistry:
+    registry = kopf.OperatorRegistry()
+    wakeups = Wakeups()
+
+    @kopf.on.login(registry=registry)
+    def login(**_: Any) -> kopf.ConnectionInfo:
+        return connection_info(reconciler.api_client)
+
+    @kopf.on.startup(registry=registry)
+    def configure(settings: kopf.OperatorSettings, **_: Any) -> None:
+        settings.peering.standalone = True  # leader election comes with the Helm chart
+        settings.persistence.finalizer = f"{GROUP}/operator"
+        settings.persistence.progress_storage = kopf.AnnotationsProgressStorage(prefix=GROUP)
+        settings.persistence.diffbase_storage = kopf.AnnotationsDiffBaseStorage(
+            prefix=GROUP, key="last-handled-configuration"
+        )
+        settings.watching.server_timeout = 120
+        settings.posting.level = logging.WARNING
+
+    @kopf.daemon(GROUP, VERSION, PLURAL, registry=registry, cancellation_timeout=10.0)
+    def run_app(stopped: kopf.DaemonStopped, namespace: str | None, name: str, **_: Any) -> None:
+        assert namespace is not None  # StreamApps are namespaced
+        wake = wakeups.get(namespace, name)
+        log.info("%s/%s: reconcile loop started", namespace, name)
+        while not stopped:
+            try:
+                delay = reconciler.step(namespace, name)
+            except Gone:
+                break
+            except Exception as exc:  # one bad step must not end the loop
+                stage = type(exc).__name__
+                reconciler.metrics.errors.labels(namespace, name, stage).inc()
+                log.exception("%s/%s: reconcile step failed (%s)", namespace, name, stage)
+                delay = settings.error_backoff
+            wake.wait(delay)
+            wake.clear()
+        log.info("%s/%s: reconcile loop stopped", namespace, name)
+
+    @kopf.on.event(GROUP, VERSION, PLURAL, registry=registry)
+    def app_changed(namespace: str | None, name: str, **_: Any) -> None:
+        wakeups.wake(namespace, name)
+
+    @kopf.on.event("", "v1", "pods", labels={MANAGED_BY: "segue"}, registry=registry)
+    def pod_changed(namespace: str | None, labels: Mapping[str, str], **_: Any) -> None:
+        wakeups.wake(namespace, labels.get(APP_LABEL))
+
+    return registry

@@ -1,0 +1,172 @@
+"""Observe one StreamApp: from the API server, its pods' metrics and Kafka to a ``World``.
+
+The glue between :mod:`segue.operator.observe` (which reads) and
+:mod:`segue.operator.decide` (which chooses). Kafka admin clients are kept per bootstrap
+address and credentials, and the application's topology is read once per app (from
+``spec.topology``, else from a worker's ``/topology``); everything else is read fresh on
+every step, so a restarted operator sees exactly what a running one would.
+"""
+
+from __future__ import annotations
+
+import base64
+import logging
+from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any
+
+from kubernetes.client import CoreV1Api
+from kubernetes.client.exceptions import ApiException
+
+from segue.operator.act.names import assignment_configmap
+from segue.operator.api import StreamApp
+from segue.operator.decide import (
+    DOCUMENT_KEY,
+    PodObs,
+    Policy,
+    Published,
+    SubTopology,
+    decode,
+)
+from segue.operator.observe import (
+    KafkaView,
+    PodState,
+    ScrapeError,
+    WorkerReport,
+    fetch_topology,
+    list_app_pods,
+    parse_topology,
+    scrape,
+)
+from segue.operator.settings import OperatorSettings
+
+log = logging.getLogger("segue.operator.observe")
+
+
+@dataclass(frozen=True)
+class Assignment:
+    published: Published | None
+    resource_version: str | None
+
+
+def policy(app: StreamApp) -> Policy:
+    s = app.spec.scaling
+    return Policy(
+        acceptable_recovery_lag=s.acceptable_recovery_lag,
+        max_warmup_replicas=s.max_warmup_replicas,
+        num_standby_replicas=s.num_standby_replicas,
+        scale_down_timeout=float(s.scale_down_timeout_seconds),
+        registration_timeout=float(s.registration_timeout_seconds),
+        expansion_timeout=float(s.expansion_timeout_seconds),
+        balance_tolerance=s.balance_tolerance,
+        learner_promotion=s.learner_promotion,
+        retain_state=app.spec.state.retention == "Retain",
+    )
+
+
+def read_assignment(core: CoreV1Api, namespace: str, app: str) -> Assignment:
+    try:
+        cm = core.read_namespaced_config_map(assignment_configmap(app), namespace)
+    except ApiException as exc:
+        if exc.status == 404:
+            return Assignment(None, None)
+        raise
+    blob = (cm.binary_data or {}).get(DOCUMENT_KEY)
+    published = decode(base64.b64decode(blob)) if blob else None
+    return Assignment(published, cm.metadata.resource_version if cm.metadata else None)
+
+
+def credentials(core: CoreV1Api, namespace: str, app: StreamApp) -> dict[str, str]:
+    """The librdkafka settings of ``spec.kafka.credentialsSecret``, decoded."""
+    ref = app.spec.kafka.credentials_secret
+    if ref is None:
+        return {}
+    secret = core.read_namespaced_secret(ref.name, namespace)
+    return {k: base64.b64decode(v).decode() for k, v in (secret.data or {}).items()}
+
+
+class Observer:
+    def __init__(self, core: CoreV1Api, settings: OperatorSettings) -> None:
+        self.core = core
+        self.settings = settings
+        self._kafka: dict[tuple[str, tuple[tuple[str, str], ...]], KafkaView] = {}
+        self._topologies: dict[str, tuple[SubTopology, ...]] = {}
+        self._pool = ThreadPoolExecutor(settings.scrape_workers, thread_name_prefix="segue-scrape")
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=False, cancel_futures=True)
+        for view in self._kafka.values():
+            view.close()
+
+    def kafka(self, bootstrap: str, extra: Mapping[str, str]) -> KafkaView:
+        key = (bootstrap, tuple(sorted(extra.items())))
+        if key not in self._kafka:
+            self._kafka[key] = KafkaView(bootstrap, extra, timeout=self.settings.kafka_timeout)
+        return self._kafka[key]
+
+    def pods(
+        self, namespace: str, app: StreamApp, name: str
+    ) -> tuple[dict[str, PodState], dict[str, WorkerReport]]:
+        states = list_app_pods(self.core, namespace, name)
+        port, timeout = app.spec.metrics_port, self.settings.scrape_timeout
+        live = [s for s in states.values() if s.ip and s.phase == "Running" and not s.terminating]
+
+        def one(state: PodState) -> tuple[str, WorkerReport | None]:
+            try:
+                return state.name, scrape(state.ip or "", port, timeout)
+            except ScrapeError as exc:
+                log.debug("no metrics from %s/%s: %s", namespace, state.name, exc)
+                return state.name, None
+
+        reports = {n: r for n, r in self._pool.map(one, live) if r is not None}
+        return states, reports
+
+    def topology(
+        self, key: str, app: StreamApp, states: Mapping[str, PodState], reports: Mapping[str, Any]
+    ) -> tuple[tuple[SubTopology, ...] | None, str | None]:
+        if key in self._topologies:
+            return self._topologies[key], None
+        app_id = app.spec.application_id
+        if app.spec.topology is not None:
+            doc = app.spec.topology.model_dump(by_alias=True)
+            described = parse_topology(doc, application_id=app_id)
+        else:
+            answered = [s for n, s in sorted(states.items()) if n in reports and s.ip]
+            if not answered:
+                return None, None
+            try:
+                doc = fetch_topology(answered[0].ip or "", app.spec.metrics_port)
+                described = parse_topology(doc, application_id=app_id)
+            except (ScrapeError, ValueError) as exc:
+                return None, f"{answered[0].name}: {exc}"
+        subs = tuple(
+            SubTopology(
+                id=s.id,
+                source_topics=s.source_topics,
+                stores=s.stores,
+                changelog_topics=s.changelog_topics,
+                repartition_sources=s.repartition_sources,
+            )
+            for s in described.subtopologies
+        )
+        self._topologies[key] = subs
+        return subs, None
+
+    def forget(self, key: str) -> None:
+        self._topologies.pop(key, None)
+
+
+def pod_obs(state: PodState, report: WorkerReport | None) -> PodObs:
+    return PodObs(
+        name=state.name,
+        running=state.phase == "Running",
+        terminating=state.terminating,
+        failed=state.phase in ("Failed", "Succeeded"),
+        ready=state.ready,
+        reporting=report is not None,
+        generation=report.generation if report else None,
+        roles=dict(report.roles) if report else {},
+        offsets=report.offsets() if report else {},
+        state_bytes=dict(report.state_bytes) if report else {},
+    )

@@ -1,0 +1,51 @@
+"""The operator's OBSERVE layer: read the world, return plain data, decide nothing.
+
+observe → decide → act (docs/architecture.md). Each module asks one source and
+returns frozen dataclasses or plain dicts that the pure decision core consumes:
+
+- ``metrics``: a worker's ``/metrics`` page → :class:`WorkerReport` (generation,
+  roles, restored and checkpointed store offsets, ...), per docs/protocol.md;
+- ``kafka``: :class:`KafkaView`, topic partition counts and read_committed end
+  offsets (the last stable offsets) through one AdminClient;
+- ``pods``: the API server's pods of one StreamApp → :class:`PodState` by name;
+- ``topology``: the application's shape, from a worker's ``/topology`` or the
+  StreamApp spec → :class:`TopologyDescription`.
+
+Failures are exceptions naming what failed (:class:`ScrapeError`,
+:class:`KafkaObserveError`, the Kubernetes client's ``ApiException``); nothing
+here retries, caches across calls or guesses a missing value.
+"""
+
+from segue.operator.observe.kafka import KafkaObserveError, KafkaView
+from segue.operator.observe.metrics import (
+    ScrapeError,
+    WorkerReport,
+    offsets,
+    parse_worker_metrics,
+    scrape,
+)
+from segue.operator.observe.pods import APP_LABEL, PodState, list_app_pods, pod_state
+from segue.operator.observe.topology import (
+    SubTopologyDescription,
+    TopologyDescription,
+    fetch_topology,
+    parse_topology,
+)
+
+__all__ = [
+    "APP_LABEL",
+    "KafkaObserveError",
+    "KafkaView",
+    "PodState",
+    "ScrapeError",
+    "SubTopologyDescription",
+    "TopologyDescription",
+    "WorkerReport",
+    "fetch_topology",
+    "list_app_pods",
+    "offsets",
+    "parse_topology",
+    "parse_worker_metrics",
+    "pod_state",
+    "scrape",
+]

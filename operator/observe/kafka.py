@@ -1,0 +1,136 @@
+"""What Kafka says: topic sizes and the changelogs' last stable offsets.
+
+The operator's own reading of the broker, independent of what workers report
+(``metrics``): a member's lag on a task is this module's read_committed end
+offset of each changelog partition minus that member's restored or checkpointed
+offset, so a worker that is slow to report looks behind, never ahead
+(docs/protocol.md, "Operator side"). Partition counts tell the decision layer how
+many tasks a sub-topology has and whether its sources grew.
+
+One :class:`KafkaView` wraps one ``AdminClient`` for the operator's lifetime
+(librdkafka keeps its connections and metadata warm). Every failure raises
+:class:`KafkaObserveError` naming the topic or partition; nothing is retried or
+guessed here, the caller decides what a missing answer means.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from types import TracebackType
+from typing import Any
+
+from confluent_kafka import IsolationLevel, KafkaError, KafkaException, TopicPartition
+from confluent_kafka.admin import AdminClient
+from confluent_kafka.admin._listoffsets import OffsetSpec  # not re-exported for mypy
+
+
+class KafkaObserveError(Exception):
+    """The broker did not answer, or answered with an error for the named topic."""
+
+
+class KafkaView:
+    """Read-only questions to Kafka, through one reused ``AdminClient``.
+
+    ``extra`` holds librdkafka settings added to ``bootstrap.servers`` (security
+    settings from a Secret, ``client.id``, ...); ``timeout`` bounds each call, in
+    seconds."""
+
+    def __init__(
+        self, bootstrap_servers: str, extra: Mapping[str, str] | None = None, timeout: float = 10.0
+    ) -> None:
+        self.timeout = timeout
+        try:
+            self._admin: AdminClient | None = AdminClient(
+                {**dict(extra or {}), "bootstrap.servers": bootstrap_servers}
+            )
+        except KafkaException as exc:
+            raise KafkaObserveError(
+                f"admin client for {bootstrap_servers}: {_reason(exc)}"
+            ) from exc
+
+    def __enter__(self) -> KafkaView:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Release the client (librdkafka closes it once no call is in flight)."""
+        self._admin = None
+
+    @property
+    def admin(self) -> AdminClient:
+        if self._admin is None:
+            raise KafkaObserveError("KafkaView is closed")
+        return self._admin
+
+    def partitions(self, topics: Iterable[str]) -> dict[str, int]:
+        """Partition counts of those of ``topics`` that exist; missing ones are absent.
+
+        One metadata request for the whole cluster. A topic the broker reports
+        with an error other than "unknown" (e.g. still being created) raises."""
+        wanted = set(topics)
+        if not wanted:
+            return {}
+        try:
+            metadata = self.admin.list_topics(timeout=self.timeout)
+        except KafkaException as exc:
+            raise KafkaObserveError(f"metadata for {sorted(wanted)}: {_reason(exc)}") from exc
+        counts: dict[str, int] = {}
+        for name in sorted(wanted):
+            topic = metadata.topics.get(name)
+            if topic is None:
+                continue
+            if topic.error is not None:
+                if topic.error.code() == KafkaError.UNKNOWN_TOPIC_OR_PART:
+                    continue
+                raise KafkaObserveError(f"topic {name}: {topic.error}")
+            counts[name] = len(topic.partitions)
+        return counts
+
+    def topic_exists(self, topic: str) -> bool:
+        return topic in self.partitions([topic])
+
+    def end_offsets(self, partitions: Mapping[str, int]) -> dict[tuple[str, int], int]:
+        """The last stable offset (read_committed latest) of partitions ``0..n-1`` of
+        each ``topic: n``, in one ListOffsets call. An open transaction holds it back:
+        records after the LSO are not counted until they commit. Any partition without
+        an answer raises, all of them named: a missing one, or one whose leader the
+        client does not know yet (for a moment after partitions are added)."""
+        latest: Any = OffsetSpec.latest  # untyped in confluent-kafka's stubs
+        request = {
+            TopicPartition(topic, p): latest() for topic, n in partitions.items() for p in range(n)
+        }
+        if not request:
+            return {}
+        try:
+            futures = self.admin.list_offsets(
+                request,
+                isolation_level=IsolationLevel.READ_COMMITTED,
+                request_timeout=self.timeout,
+            )
+        except KafkaException as exc:
+            raise KafkaObserveError(f"end offsets of {dict(partitions)}: {_reason(exc)}") from exc
+        out: dict[tuple[str, int], int] = {}
+        failed: list[str] = []
+        for tp, future in sorted(futures.items(), key=lambda kv: (kv[0].topic, kv[0].partition)):
+            where = f"{tp.topic}[{tp.partition}]"
+            try:
+                out[(tp.topic, tp.partition)] = int(future.result(timeout=self.timeout).offset)
+            except KafkaException as exc:
+                failed.append(f"{where}: {_reason(exc)}")
+            except TimeoutError:
+                failed.append(f"{where}: no answer in {self.timeout}s")
+        if failed:
+            raise KafkaObserveError("end offsets unavailable: " + "; ".join(failed))
+        return out
+
+
+def _reason(exc: KafkaException) -> str:
+    error = exc.args[0] if exc.args else None
+    return str(error.str()) if isinstance(error, KafkaError) else str(exc)

@@ -1,0 +1,174 @@
+"""What one worker says about itself: its ``/metrics`` page, parsed into plain data.
+
+The worker's side of this contract is ``segue.worker.metrics`` (the metric table
+in docs/protocol.md). :func:`parse_worker_metrics` is pure: text in, a frozen
+:class:`WorkerReport` out, so the decision layer can be tested on literal pages.
+:func:`scrape` is the only I/O here: one HTTP GET, and every way it can fail
+(refused, timed out, HTTP error, a page that does not parse) becomes one
+:class:`ScrapeError` naming the pod's address, so the caller treats an unreachable
+pod and a garbled one alike. ``topology`` reuses :func:`http_get` for
+``/topology``. Nothing here judges what the numbers mean: lag against the
+changelog's real end is the decision layer's arithmetic, with ``kafka``'s offsets.
+"""
+
+from __future__ import annotations
+
+import http.client
+import math
+import urllib.error
+import urllib.request
+from dataclasses import dataclass, field
+
+from prometheus_client.parser import text_string_to_metric_families
+from prometheus_client.samples import Sample
+
+
+class ScrapeError(Exception):
+    """A worker endpoint could not be read; the message starts with ``host:port``."""
+
+
+@dataclass(frozen=True)
+class WorkerReport:
+    """One scrape. Tasks are assignor ids (``"0_1"``); stores are store names."""
+
+    generation: int | None = None  # segue_assignment_generation; None before the first
+    roles: dict[str, str] = field(default_factory=dict)  # task -> active/standby/learning
+    restored: dict[str, dict[str, int]] = field(default_factory=dict)  # next offset to read
+    local: dict[str, dict[str, int]] = field(default_factory=dict)  # unassigned, on disk
+    changelog_end: dict[str, dict[str, int]] = field(default_factory=dict)  # as the worker saw it
+    lag: dict[str, int] = field(default_factory=dict)  # the worker's own view, summed over stores
+    state_bytes: dict[str, int] = field(default_factory=dict)
+    processed: dict[str, int] = field(default_factory=dict)  # records processed as active
+    errors: dict[str, int] = field(default_factory=dict)  # assignment errors by reason
+    states: dict[str, str] = field(default_factory=dict)  # task -> starting/running/failed/...
+    ready: bool | None = None  # segue_worker_ready; None if the page lacks it
+
+    def offsets(self) -> dict[str, dict[str, int]]:
+        """See :func:`offsets`."""
+        return offsets(self)
+
+
+def offsets(report: WorkerReport) -> dict[str, dict[str, int]]:
+    """Per task, the store offsets this member holds: the restored offsets of the
+    tasks it runs (a stateless one maps to ``{}``), else the checkpointed offsets
+    of state left on its disk."""
+    held = {task: dict(report.restored.get(task, {})) for task in report.roles}
+    held.update({t: dict(s) for t, s in report.restored.items() if t not in held})
+    held.update({t: dict(s) for t, s in report.local.items() if t not in held})
+    return held
+
+
+# sample name -> the labels it must carry
+_LABELS: dict[str, tuple[str, ...]] = {
+    "segue_assignment_generation": (),
+    "segue_task_role": ("task", "role"),
+    "segue_task_state": ("task", "state"),
+    "segue_task_restored_offset": ("task", "store"),
+    "segue_task_local_offset": ("task", "store"),
+    "segue_task_changelog_end_offset": ("task", "store"),
+    "segue_task_lag": ("task",),
+    "segue_task_state_bytes": ("task",),
+    "segue_task_records_processed_total": ("task",),
+    "segue_assignment_errors_total": ("reason",),
+    "segue_worker_ready": (),
+}
+
+
+def parse_worker_metrics(text: str) -> WorkerReport:
+    """Parse a worker's ``/metrics`` page. Other metrics are ignored; a known one
+    with a missing label or a value that is not a whole number raises ValueError."""
+    generation: int | None = None
+    ready: bool | None = None
+    roles: dict[str, str] = {}
+    states: dict[str, str] = {}
+    per_store: dict[str, dict[str, dict[str, int]]] = {
+        "segue_task_restored_offset": {},
+        "segue_task_local_offset": {},
+        "segue_task_changelog_end_offset": {},
+    }
+    per_task: dict[str, dict[str, int]] = {
+        "segue_task_lag": {},
+        "segue_task_state_bytes": {},
+        "segue_task_records_processed_total": {},
+    }
+    errors: dict[str, int] = {}
+    for sample in _samples(text):
+        if sample.name not in _LABELS:
+            continue
+        labels = _labels(sample)
+        value = _whole(sample)
+        if sample.name == "segue_assignment_generation":
+            generation = value
+        elif sample.name == "segue_worker_ready":
+            ready = value == 1
+        elif sample.name == "segue_task_role":
+            if value == 1:
+                roles[labels[0]] = labels[1]
+        elif sample.name == "segue_task_state":
+            if value == 1:
+                states[labels[0]] = labels[1]
+        elif sample.name in per_store:
+            per_store[sample.name].setdefault(labels[0], {})[labels[1]] = value
+        elif sample.name in per_task:
+            per_task[sample.name][labels[0]] = value
+        else:  # segue_assignment_errors_total
+            errors[labels[0]] = value
+    return WorkerReport(
+        generation=generation,
+        roles=roles,
+        restored=per_store["segue_task_restored_offset"],
+        local=per_store["segue_task_local_offset"],
+        changelog_end=per_store["segue_task_changelog_end_offset"],
+        lag=per_task["segue_task_lag"],
+        state_bytes=per_task["segue_task_state_bytes"],
+        processed=per_task["segue_task_records_processed_total"],
+        errors=errors,
+        states=states,
+        ready=ready,
+    )
+
+
+def _samples(text: str) -> list[Sample]:
+    try:
+        return [s for family in text_string_to_metric_families(text) for s in family.samples]
+    except (TypeError, LookupError, AttributeError) as exc:  # the parser's other ways to fail
+        raise ValueError(f"not a Prometheus text page: {exc!r}") from exc
+
+
+def _labels(sample: Sample) -> tuple[str, ...]:
+    wanted = _LABELS[sample.name]
+    missing = [name for name in wanted if not sample.labels.get(name)]
+    if missing:
+        raise ValueError(f"{sample.name}{sample.labels}: missing label(s) {missing}")
+    return tuple(sample.labels[name] for name in wanted)
+
+
+def _whole(sample: Sample) -> int:
+    value = float(sample.value)
+    if not math.isfinite(value) or value != int(value):
+        raise ValueError(f"{sample.name}{sample.labels}: {sample.value} is not a whole number")
+    return int(value)
+
+
+def http_get(host: str, port: int, path: str, timeout: float) -> bytes:
+    """The body of a 200 answer to ``GET http://host:port/path``; anything else
+    raises :class:`ScrapeError` ``"host:port: reason"``."""
+    where = f"{host}:{port}"
+    netloc = f"[{host}]:{port}" if ":" in host else where  # an IPv6 pod IP
+    try:
+        with urllib.request.urlopen(f"http://{netloc}{path}", timeout=timeout) as answer:
+            return bytes(answer.read())
+    except urllib.error.HTTPError as exc:
+        raise ScrapeError(f"{where}: GET {path}: HTTP {exc.code} {exc.reason}") from exc
+    except (urllib.error.URLError, http.client.HTTPException, OSError, ValueError) as exc:
+        reason = exc.reason if isinstance(exc, urllib.error.URLError) else exc
+        raise ScrapeError(f"{where}: GET {path}: {reason}") from exc
+
+
+def scrape(host: str, port: int, timeout: float = 2.0) -> WorkerReport:
+    """Read and parse one worker's ``/metrics``; :class:`ScrapeError` on any failure."""
+    body = http_get(host, port, "/metrics", timeout)
+    try:
+        return parse_worker_metrics(body.decode("utf-8"))
+    except ValueError as exc:  # UnicodeDecodeError is one too
+        raise ScrapeError(f"{host}:{port}: GET /metrics: unreadable page: {exc}") from exc

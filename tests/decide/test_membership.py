@@ -1,0 +1,114 @@
+"""Static membership (seed 002) and partition expansion (seed 004) in the state machine."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from segue.operator.decide import DocumentError, Expansion, Published, Roles, decode, encode
+
+from .sim import Sim
+from .test_scaling import one_owner_each
+
+
+def test_a_pod_that_vanishes_keeps_its_tasks_and_is_recreated() -> None:
+    sim = Sim(replicas=3)
+    sim.run()
+    before = sim.owners()
+    del sim.pods["wc-1"]
+    plan = sim.step()
+    assert plan.create_pods == ("wc-1",)
+    assert "wc-1" in plan.memory.absent
+    degraded = {c.type: c for c in plan.status.conditions}["Degraded"]
+    assert degraded.status == "True"
+    assert degraded.reason == "MemberAbsent"
+    sim.run()
+    assert sim.owners() == before  # nothing moved: it came back under its name
+    assert "wc-1" not in sim.memory.absent
+    assert not sim.events("TaskHandedOver")
+
+
+def test_a_member_away_past_the_registration_timeout_loses_its_tasks() -> None:
+    sim = Sim(replicas=3).with_policy(registration_timeout=5.0)
+    sim.run()
+    lost = {t for t, m in sim.owners().items() if m == "wc-1"}
+    sim.pods["wc-1"].alive = False  # the pod exists but its worker never answers
+    for _ in range(4):
+        plan = sim.step()
+        assert {t for t, m in sim.owners().items() if m == "wc-1"} == lost
+        sim.pods["wc-1"].alive = False
+    for _ in range(4):
+        plan = sim.step()
+        sim.pods["wc-1"].alive = False
+    one_owner_each(sim.published)
+    assert not {t for t, m in sim.owners().items() if m == "wc-1"}
+    assert sim.events("MemberExpired")
+    assert sim.published is not None
+    assert sim.published.members["wc-1"] == Roles()
+    assert plan.status.phase == "Degraded"
+    sim.step()  # it answers again: it rejoins and the tasks balance back
+    sim.run()
+    assert {m for m in sim.owners().values()} == {"wc-0", "wc-1", "wc-2"}
+
+
+def test_sources_doubled_keep_the_task_count_and_publish_the_mapping() -> None:
+    sim = Sim(replicas=2)
+    sim.partitions["wc-counts-changelog"] = 6
+    sim.run()
+    sim.partitions["in"] = 12
+    plan = sim.step()
+    assert plan.publish is not None
+    assert plan.publish.partition_map == {0: Expansion(6, 12)}
+    one_owner_each(sim.published)  # still tasks 0_0 .. 0_5
+    assert sim.events("PartitionsExpanded")
+    sim.run()
+    assert sim.plans[-1].status.phase == "Running"
+
+
+def test_an_expansion_that_would_split_keys_is_refused_and_the_old_mapping_runs() -> None:
+    sim = Sim(replicas=2)
+    sim.partitions["wc-counts-changelog"] = 6
+    sim.run()
+    generation = sim.published.generation if sim.published else 0
+    sim.partitions["in"] = 9
+    plan = sim.step()
+    assert plan.publish is None
+    assert sim.published is not None
+    assert sim.published.generation == generation
+    assert not sim.published.partition_map
+    degraded = {c.type: c for c in plan.status.conditions}["Degraded"]
+    assert degraded.status == "True"
+    assert degraded.reason == "PartitionExpansionRefused"
+    assert "multiple of 6" in degraded.message
+    warnings = [e for e in plan.events if e.type == "Warning"]
+    assert [e.reason for e in warnings] == ["PartitionExpansionRefused"]
+    assert not [e for e in sim.step().events if e.type == "Warning"]  # said once, not every step
+    one_owner_each(sim.published)
+
+
+def test_a_missing_source_topic_is_degraded_and_keeps_the_last_assignment() -> None:
+    sim = Sim(replicas=2)
+    sim.run()
+    before = sim.owners()
+    del sim.partitions["in"]
+    plan = sim.step()
+    assert plan.publish is None
+    assert sim.owners() == before
+    degraded = {c.type: c for c in plan.status.conditions}["Degraded"]
+    assert degraded.reason == "SourceTopicMissing"
+    assert "in" in degraded.message
+
+
+def test_the_document_round_trips_and_is_deterministic() -> None:
+    published = Published(
+        7,
+        {"wc-0": Roles(("0_0",), ("0_1",), ()), "wc-1": Roles(("0_1",), (), ("0_0",))},
+        {0: Expansion(6, 12)},
+    )
+    blob = encode(published, "wc")
+    assert blob == encode(published, "wc")
+    assert decode(blob) == published
+    assert decode(encode(replace(published, partition_map={}), "wc")).partition_map == {}
+    with pytest.raises(DocumentError, match=r"assignment\.json\.gz"):
+        decode(b"not gzip")

@@ -1,0 +1,209 @@
+"""The operator end to end: real API server, real Kafka, worker pods under the pod
+runner, WordCount under steady input. Scaling through /scale ends balanced with every
+count exact; the operator killed mid-scale resumes; a learner that never catches up
+hits scaleDownTimeout and nothing is lost."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from typing import Any
+
+import pytest
+from e2e import (
+    Apps,
+    OperatorProcess,
+    exact_counts,
+    streamapp,
+    text_input,
+    wait_for,
+    worker_command,
+)
+
+from worker.harness import create_topics, read_committed
+
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(600)]
+PARTITIONS = 6
+REPORT: list[str] = []
+
+
+def wordcount(
+    kafka: Any, name: str, replicas: int, env: dict[str, str] | None = None, **scaling: Any
+) -> tuple[dict[str, Any], str, str]:
+    tag = uuid.uuid4().hex[:6]
+    app_id, source, output = f"wc-{tag}", f"text-{tag}", f"counts-{tag}"
+    create_topics(kafka.bootstrap_servers, {source: PARTITIONS, output: PARTITIONS})
+    body = streamapp(
+        name,
+        application_id=app_id,
+        bootstrap=kafka.bootstrap_servers,
+        command=worker_command("segue.worker.apps.wordcount:topology", input=source, output=output),
+        replicas=replicas,
+        topology=[
+            {"id": 0, "sourceTopics": [source]},
+            {
+                "id": 1,
+                "sourceTopics": [f"{app_id}-counts-store-repartition"],
+                "stores": ["counts-store"],
+            },
+        ],
+        scaling={"acceptableRecoveryLag": 50, **scaling},
+    )
+    for key, value in (env or {}).items():
+        body["spec"]["template"]["env"].append({"name": key, "value": value})
+    return body, source, output
+
+
+def diagnose(apps: Apps, name: str, operator: OperatorProcess, runner: Any) -> Any:
+    def text() -> str:
+        events = apps.events(name)[-15:]
+        pods = []
+        for pod_name, pod in sorted(apps.pods(name).items()):
+            path = runner.log_path(apps.namespace, pod_name, pod.metadata.uid, "worker")
+            tail = path.read_text(errors="replace")[-1500:] if path and path.exists() else ""
+            pods.append(f"--- {pod_name} {pod.status.phase} {pod.status.pod_ip}\n{tail}")
+        return (
+            f"status: {apps.status(name)}\nevents: {events}\n"
+            + "\n".join(pods)
+            + f"\n--- operator\n{operator.logs()[-5000:]}"
+        )
+
+    return text
+
+
+def test_scale_up_and_down_through_the_scale_subresource(
+    kafka: Any, apps: Apps, operator: OperatorProcess, pod_runner: Any
+) -> None:
+    body, source, output = wordcount(kafka, "wc", 2)
+    apps.create(body)
+    why = diagnose(apps, "wc", operator, pod_runner)
+    wait_for("2 pods balanced", lambda: apps.balanced("wc", 2), 120, why)
+    producer = text_input(kafka.bootstrap_servers, source, words=60, rate=200)
+    producer.start()
+    try:
+        apps.scale("wc", 4)
+        up = wait_for("4 pods balanced", lambda: apps.balanced("wc", 4), 180, why)
+        apps.scale("wc", 2)
+        down = wait_for("2 pods balanced", lambda: apps.balanced("wc", 2), 180, why)
+    finally:
+        sent = producer.stop()
+    total = sum(sent.values())
+    records = read_committed(
+        kafka.bootstrap_servers, output, lambda r: len(r) >= total, timeout=120
+    )
+    exact_counts(records, sent)
+    reasons = {reason for reason, _ in apps.events("wc")}
+    assert {
+        "ScalingUp",
+        "LearnersAssigned",
+        "TaskHandedOver",
+        "ScaleDownStarted",
+        "MemberLeft",
+    } <= reasons
+    assert "ScaleDownTimeout" not in reasons
+    metrics = operator.metrics()
+    assert "segue_operator_handover_duration_seconds_count" in metrics
+    REPORT.append(
+        f"2->4 balanced in {up:.1f}s, 4->2 in {down:.1f}s, {total} lines exact; "
+        + handover_summary(metrics)
+    )
+    print(REPORT[-1])
+
+
+def assert_exact(kafka: Any, output: str, sent: dict[str, int]) -> None:
+    total = sum(sent.values())
+    records = read_committed(kafka.bootstrap_servers, output, lambda r: len(r) >= total, 120)
+    exact_counts(records, sent)
+
+
+def handover_summary(metrics: str) -> str:
+    """Count and mean of the operator's handover durations (publish -> running)."""
+    values = {}
+    for line in metrics.splitlines():
+        if line.startswith("segue_operator_handover_duration_seconds_") and "{" in line:
+            name = line.split("{", 1)[0].rsplit("_", 1)[1]
+            values[name] = values.get(name, 0.0) + float(line.rsplit(" ", 1)[1])
+    count = int(values.get("count", 0))
+    mean = values.get("sum", 0.0) / count if count else 0.0
+    return f"{count} handovers, mean {mean * 1000:.0f} ms publish-to-running"
+
+
+def prefill(kafka: Any, source: str, lines: int, words: int = 60) -> dict[str, int]:
+    from worker.harness import produce
+
+    sent: dict[str, int] = {}
+    records = []
+    for i in range(lines):
+        word = f"w{i % words}"
+        sent[word] = sent.get(word, 0) + 1
+        records.append((str(i), word))
+    produce(kafka.bootstrap_servers, source, records)
+    return sent
+
+
+def merge(a: dict[str, int], b: dict[str, int]) -> dict[str, int]:
+    return {k: a.get(k, 0) + b.get(k, 0) for k in {*a, *b}}
+
+
+def test_operator_killed_mid_scale_up_resumes_and_completes(
+    kafka: Any, apps: Apps, operator: OperatorProcess, pod_runner: Any
+) -> None:
+    body, source, output = wordcount(kafka, "wc", 2, env={"SEGUE_STANDBY_RESTORE_RATE": "300"})
+    apps.create(body)
+    why = diagnose(apps, "wc", operator, pod_runner)
+    wait_for("2 pods balanced", lambda: apps.balanced("wc", 2), 120, why)
+    before = prefill(kafka, source, 6000)
+    producer = text_input(kafka.bootstrap_servers, source, words=60, rate=100)
+    producer.start()
+    try:
+        time.sleep(3)
+        apps.scale("wc", 4)
+        wait_for(
+            "learners in flight",
+            lambda: any(m.get("learning") for m in apps.status("wc").get("members") or []),
+            60,
+            why,
+        )
+        operator.kill()  # mid-scale: learners restoring, nothing handed over yet
+        time.sleep(2)
+        operator.start()
+        took = wait_for("4 pods balanced", lambda: apps.balanced("wc", 4), 240, why)
+    finally:
+        sent = merge(before, producer.stop())
+    assert_exact(kafka, output, sent)
+    assert apps.status("wc")["scaling"]["joining"] == {}
+    REPORT.append(f"operator killed mid scale-up: balanced {took:.1f}s after restart")
+    print(REPORT[-1])
+
+
+def test_a_learner_that_never_catches_up_hits_the_scale_down_timeout(
+    kafka: Any, apps: Apps, operator: OperatorProcess, pod_runner: Any
+) -> None:
+    body, source, output = wordcount(
+        kafka,
+        "wc",
+        3,
+        env={"SEGUE_STANDBY_RESTORE_RATE": "1"},  # learners crawl: they never catch up
+        scaleDownTimeoutSeconds=15,
+        acceptableRecoveryLag=10,
+    )
+    apps.create(body)
+    why = diagnose(apps, "wc", operator, pod_runner)
+    wait_for("3 pods balanced", lambda: apps.balanced("wc", 3), 120, why)
+    before = prefill(kafka, source, 3000)
+    producer = text_input(kafka.bootstrap_servers, source, words=60, rate=100)
+    producer.start()
+    try:
+        time.sleep(3)
+        started = time.monotonic()
+        apps.scale("wc", 2)
+        wait_for("2 pods balanced", lambda: apps.balanced("wc", 2), 180, why)
+        took = time.monotonic() - started
+    finally:
+        sent = merge(before, producer.stop())
+    assert took >= 15, f"balanced after {took:.1f}s: the timeout was not waited for"
+    reasons = [reason for reason, _ in apps.events("wc")]
+    assert "ScaleDownTimeout" in reasons, reasons
+    assert_exact(kafka, output, sent)
+    REPORT.append(f"forced scale-down 3->2: balanced in {took:.1f}s (timeout 15s), exact")
+    print(REPORT[-1])
