@@ -29,6 +29,7 @@ test: venv stack gates
 bench: venv stack
 	bash bench/assignor/run.sh --budget 60 --java-timeout 420
 	$(BIN)/python -m bench.worker.run_all
+	$(BIN)/python -m bench.operator.scaling
 
 venv: $(VENV)/.installed
 $(VENV)/.installed: pyproject.toml

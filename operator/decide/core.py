@@ -15,10 +15,10 @@ from segue.assignor import AssignorError, Decision
 from segue.assignor.ids import member_sort_key
 
 from .document import MAX_DOCUMENT_BYTES, encode
+from .events import degraded_events, membership_events, publish_events
+from .handovers import track_handovers
 from .model import (
-    Condition,
     Event,
-    Handover,
     MemberRole,
     Memory,
     Plan,
@@ -30,8 +30,6 @@ from .placement import build_request, cheapest_to_remove, lags, place
 from .roster import Roster, plan_roster
 from .status import Facts, build_status
 from .tasks import Problem, TaskSet, task_set
-
-LISTED = 8  # tasks named in one event message before "and N more"
 
 
 def decide(world: World) -> Plan:
@@ -85,12 +83,12 @@ def decide(world: World) -> Plan:
         roster.absent.pop(m, None)
         if m in world.pods:
             roster.delete.append(m)
-    events += _membership_events(world, forced, departed, expired)
+    events += membership_events(world, forced, departed, expired)
 
     in_force = publish or published
-    handovers, done, moved = _handovers(world, publish, in_force)
+    handovers, done, moved = track_handovers(world, publish, in_force)
     if publish is not None:
-        events += _publish_events(published, publish, moved)
+        events += publish_events(published, publish, moved)
     memory = Memory(
         joining=dict(roster.joining),
         leaving=dict(roster.leaving),
@@ -110,7 +108,7 @@ def decide(world: World) -> Plan:
     if memory.forced_at is not None and _settled(memory, _learning(in_force), facts.pending):
         # the forced handovers have completed: the condition has said its piece
         memory = Memory(memory.joining, memory.leaving, memory.absent, memory.handovers, None)
-    events += _degraded_events(world, status.conditions[2])
+    events += degraded_events(world, status.conditions[2])
     learners = _learning(in_force)
     deadlines = [*roster.deadlines]
     deadlines += [t + policy.scale_down_timeout for t in memory.leaving.values()]
@@ -172,35 +170,6 @@ def _publication(
     return publish, document, departed
 
 
-def _membership_events(
-    world: World, forced: list[str], departed: list[str], expired: list[str]
-) -> list[Event]:
-    policy, published = world.policy, world.published
-    events = []
-    if forced:
-        events.append(
-            Event(
-                "Warning",
-                "ScaleDownTimeout",
-                f"{', '.join(forced)} did not hand over within {policy.scale_down_timeout:g}s "
-                "(or their pods are gone): their tasks go to the most caught-up members now",
-            )
-        )
-    if departed:
-        events.append(Event("Normal", "MemberLeft", f"{', '.join(departed)} removed"))
-    for m in expired:
-        if published is not None and published.members.get(m, Roles()).tasks():
-            events.append(
-                Event(
-                    "Warning",
-                    "MemberExpired",
-                    f"{m} has been away over {policy.registration_timeout:g}s: its tasks are "
-                    "reassigned (caught-up standbys first)",
-                )
-            )
-    return events
-
-
 def _tasks(world: World) -> TaskSet:
     if world.subtopologies is not None:
         return task_set(world.subtopologies, world.partitions, world.published)
@@ -240,77 +209,6 @@ def _departures(
         ):
             out.append(m)
     return out
-
-
-def _handovers(
-    world: World, publish: Published | None, in_force: Published | None
-) -> tuple[dict[str, Handover], list[tuple[str, float]], list[tuple[str, str, str]]]:
-    owners = {t: m for m, r in (in_force.members.items() if in_force else ()) for t in r.active}
-    pending: dict[str, Handover] = {}
-    done: list[tuple[str, float]] = []
-    for task, h in world.memory.handovers.items():
-        pod = world.pods.get(h.to)
-        if owners.get(task) != h.to or pod is None:
-            continue  # superseded, or its new owner is gone
-        if pod.reporting and pod.roles.get(task) == "active":
-            done.append((task, max(0.0, world.now - h.since)))
-        else:
-            pending[task] = h
-    moved: list[tuple[str, str, str]] = []
-    if publish is not None and world.published is not None:
-        before = {t: m for m, r in world.published.members.items() for t in r.active}
-        for m, r in publish.members.items():
-            for t in r.active:
-                if before.get(t) not in (None, m):
-                    moved.append((t, before[t], m))
-                    pending[t] = Handover(m, world.now)
-    return pending, done, sorted(moved, key=lambda x: _task_key(x[0]))
-
-
-def _publish_events(
-    before: Published | None, after: Published, moved: list[tuple[str, str, str]]
-) -> list[Event]:
-    events = []
-    learning: list[str] = []
-    for m, r in sorted(after.members.items()):
-        had = set(before.members[m].learning) if before and m in before.members else set()
-        new = [t for t in r.learning if t not in had]
-        if new:
-            learning.append(f"{m} learns {_listed(new)}")
-    if learning:
-        events.append(
-            Event(
-                "Normal",
-                "LearnersAssigned",
-                f"generation {after.generation}: " + "; ".join(learning),
-            )
-        )
-    if moved:
-        pairs = [f"{t} {a} -> {b}" for t, a, b in moved]
-        events.append(
-            Event("Normal", "TaskHandedOver", f"generation {after.generation}: {_listed(pairs)}")
-        )
-    events.append(
-        Event(
-            "Normal",
-            "GenerationPublished",
-            f"generation {after.generation}: {len(after.members)} members, {len(moved)} handovers",
-        )
-    )
-    return events
-
-
-def _degraded_events(world: World, degraded: Condition) -> list[Event]:
-    before = world.conditions.get("Degraded")
-    if degraded.status != "True":
-        return []
-    if before is not None and (before.status, before.reason, before.message) == (
-        degraded.status,
-        degraded.reason,
-        degraded.message,
-    ):
-        return []
-    return [Event("Warning", degraded.reason, degraded.message)]
 
 
 def _facts(
@@ -380,13 +278,3 @@ def _settled(memory: Memory, learning: int, pending: int) -> bool:
 
 def _learning(published: Published | None) -> int:
     return sum(len(r.learning) for r in (published.members.values() if published else ()))
-
-
-def _listed(items: list[str]) -> str:
-    shown = ", ".join(items[:LISTED])
-    return shown + (f" and {len(items) - LISTED} more" if len(items) > LISTED else "")
-
-
-def _task_key(task: str) -> tuple[int, int]:
-    sub, _, part = task.partition("_")
-    return int(sub), int(part)

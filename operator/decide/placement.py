@@ -24,6 +24,7 @@ from segue.assignor import (
     assign,
     pick_leaving,
 )
+from segue.assignor.ids import parse_task_id
 
 from .model import PodObs, Policy, Published, Roles, World
 from .tasks import TaskSet
@@ -121,7 +122,7 @@ def _hold_back(placed: dict[str, Roles], request: AssignRequest) -> dict[str, Ro
         for t in incoming:
             back = result[owner[t]]
             result[owner[t]] = Roles(
-                tuple(sorted((*back.active, t), key=_task_key)),
+                tuple(sorted((*back.active, t), key=parse_task_id)),
                 back.standby,
                 tuple(x for x in back.learning if x != t),
             )
@@ -129,11 +130,6 @@ def _hold_back(placed: dict[str, Roles], request: AssignRequest) -> dict[str, Ro
         result[m] = Roles(
             tuple(t for t in mine.active if t not in incoming),
             mine.standby,
-            tuple(sorted((*mine.learning, *incoming), key=_task_key)),
+            tuple(sorted((*mine.learning, *incoming), key=parse_task_id)),
         )
     return result
-
-
-def _task_key(task: str) -> tuple[int, int]:
-    sub, _, part = task.partition("_")
-    return int(sub), int(part)

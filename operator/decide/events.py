@@ -1,0 +1,92 @@
+"""The Kubernetes Events a step tells: what changed, in words an operator on call reads.
+
+Pure: facts in, :class:`~.model.Event` values out (the shell posts them). Warnings for
+a ``Degraded`` reason are said once, when the reason or its message changes, not on
+every step.
+"""
+
+from __future__ import annotations
+
+from .model import Condition, Event, Published, Roles, World
+
+LISTED = 8  # items named in one event message before "and N more"
+
+
+def membership_events(
+    world: World, forced: list[str], departed: list[str], expired: list[str]
+) -> list[Event]:
+    policy, published = world.policy, world.published
+    events = []
+    if forced:
+        events.append(
+            Event(
+                "Warning",
+                "ScaleDownTimeout",
+                f"{', '.join(forced)} did not hand over within {policy.scale_down_timeout:g}s "
+                "(or their pods are gone): their tasks go to the most caught-up members now",
+            )
+        )
+    if departed:
+        events.append(Event("Normal", "MemberLeft", f"{', '.join(departed)} removed"))
+    for m in expired:
+        if published is not None and published.members.get(m, Roles()).tasks():
+            events.append(
+                Event(
+                    "Warning",
+                    "MemberExpired",
+                    f"{m} has been away over {policy.registration_timeout:g}s: its tasks are "
+                    "reassigned (caught-up standbys first)",
+                )
+            )
+    return events
+
+
+def publish_events(
+    before: Published | None, after: Published, moved: list[tuple[str, str, str]]
+) -> list[Event]:
+    events = []
+    learning: list[str] = []
+    for m, r in sorted(after.members.items()):
+        had = set(before.members[m].learning) if before and m in before.members else set()
+        new = [t for t in r.learning if t not in had]
+        if new:
+            learning.append(f"{m} learns {_listed(new)}")
+    if learning:
+        events.append(
+            Event(
+                "Normal",
+                "LearnersAssigned",
+                f"generation {after.generation}: " + "; ".join(learning),
+            )
+        )
+    if moved:
+        pairs = [f"{t} {a} -> {b}" for t, a, b in moved]
+        events.append(
+            Event("Normal", "TaskHandedOver", f"generation {after.generation}: {_listed(pairs)}")
+        )
+    events.append(
+        Event(
+            "Normal",
+            "GenerationPublished",
+            f"generation {after.generation}: {len(after.members)} members, {len(moved)} handovers",
+        )
+    )
+    return events
+
+
+def degraded_events(world: World, degraded: Condition) -> list[Event]:
+    before = world.conditions.get("Degraded")
+    if degraded.status != "True":
+        return []
+    if before is not None and (before.status, before.reason, before.message) == (
+        degraded.status,
+        degraded.reason,
+        degraded.message,
+    ):
+        return []
+    return [Event("Warning", degraded.reason, degraded.message)]
+
+
+def _listed(items: list[str]) -> str:
+    shown = ", ".join(items[:LISTED])
+    return shown + (f" and {len(items) - LISTED} more" if len(items) > LISTED else "")

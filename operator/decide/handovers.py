@@ -1,0 +1,37 @@
+"""Handovers in flight: a task published to a new owner and not yet running there.
+
+The time from publishing to the new owner reporting the task active is the handover
+duration the operator measures (``segue_operator_handover_duration_seconds``). Kept in
+:class:`~.model.Memory`, so a restarted operator still finishes the measurement.
+"""
+
+from __future__ import annotations
+
+from segue.assignor.ids import parse_task_id
+
+from .model import Handover, Published, World
+
+
+def track_handovers(
+    world: World, publish: Published | None, in_force: Published | None
+) -> tuple[dict[str, Handover], list[tuple[str, float]], list[tuple[str, str, str]]]:
+    owners = {t: m for m, r in (in_force.members.items() if in_force else ()) for t in r.active}
+    pending: dict[str, Handover] = {}
+    done: list[tuple[str, float]] = []
+    for task, h in world.memory.handovers.items():
+        pod = world.pods.get(h.to)
+        if owners.get(task) != h.to or pod is None:
+            continue  # superseded, or its new owner is gone
+        if pod.reporting and pod.roles.get(task) == "active":
+            done.append((task, max(0.0, world.now - h.since)))
+        else:
+            pending[task] = h
+    moved: list[tuple[str, str, str]] = []
+    if publish is not None and world.published is not None:
+        before = {t: m for m, r in world.published.members.items() for t in r.active}
+        for m, r in publish.members.items():
+            for t in r.active:
+                if before.get(t) not in (None, m):
+                    moved.append((t, before[t], m))
+                    pending[t] = Handover(m, world.now)
+    return pending, done, sorted(moved, key=lambda x: parse_task_id(x[0]))

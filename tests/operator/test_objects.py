@@ -1,0 +1,104 @@
+"""The Kubernetes objects the operator builds for a StreamApp (pure: dicts in, dicts out)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from segue.operator.act import objects
+from segue.operator.act.status import memory_from_status, status_patch
+from segue.operator.api import StreamAppSpec
+from segue.operator.decide import Condition, Handover, Memory, Plan, Status
+
+
+def spec(**extra: Any) -> StreamAppSpec:
+    return StreamAppSpec.model_validate(
+        {
+            "applicationId": "wc",
+            "kafka": {"bootstrapServers": "kafka:9092", "credentialsSecret": {"name": "creds"}},
+            "template": {
+                "image": "segue:dev",
+                "command": ["segue", "worker"],
+                "env": [{"name": "EXTRA", "value": "1"}],
+            },
+            **extra,
+        }
+    )
+
+
+def env_of(pod: dict[str, Any]) -> dict[str, Any]:
+    return {e["name"]: e for e in pod["spec"]["containers"][0]["env"]}
+
+
+def test_a_pod_carries_identity_kafka_and_credentials_by_reference() -> None:
+    pod = objects.pod("wc", "uid-1", "wc-3", spec(), ["sasl.password", "security.protocol"])
+    assert pod["metadata"]["name"] == "wc-3"
+    assert pod["metadata"]["labels"]["segue.dev/member"] == "wc-3"
+    assert pod["metadata"]["ownerReferences"][0]["uid"] == "uid-1"
+    env = env_of(pod)
+    assert env["POD_NAME"]["valueFrom"]["fieldRef"]["fieldPath"] == "metadata.name"
+    assert env["SEGUE_STREAMAPP"]["value"] == "wc"
+    assert env["SEGUE_BOOTSTRAP_SERVERS"]["value"] == "kafka:9092"
+    assert env["EXTRA"]["value"] == "1"
+    secret = env["SEGUE_KAFKA_SASL_PASSWORD"]["valueFrom"]["secretKeyRef"]
+    assert secret == {"name": "creds", "key": "sasl.password"}  # never the value itself
+    container = pod["spec"]["containers"][0]
+    assert container["readinessProbe"]["httpGet"] == {"path": "/readyz", "port": 9400}
+    assert pod["spec"]["serviceAccountName"] == "wc-worker"
+    assert pod["spec"]["volumes"] == [{"name": "state", "emptyDir": {}}]
+
+
+def test_a_volume_claim_per_pod_when_asked() -> None:
+    s = spec(state={"volumeClaim": {"size": "5Gi", "storageClassName": "fast"}})
+    pod = objects.pod("wc", "u", "wc-0", s)
+    assert pod["spec"]["volumes"][0]["persistentVolumeClaim"] == {"claimName": "state-wc-0"}
+    claim = objects.state_claim("wc", "u", "wc-0", s)
+    assert claim is not None
+    assert claim["spec"]["resources"]["requests"]["storage"] == "5Gi"
+    assert claim["spec"]["storageClassName"] == "fast"
+    assert objects.state_claim("wc", "u", "wc-0", spec()) is None
+
+
+def test_workers_may_only_read_their_own_assignment() -> None:
+    role = objects.role("wc", "u")
+    assert role["rules"] == [
+        {
+            "apiGroups": [""],
+            "resources": ["configmaps"],
+            "resourceNames": ["wc-assignment"],
+            "verbs": ["get", "list", "watch"],
+        }
+    ]
+    binding = objects.role_binding("wc", "u", "ns")
+    assert binding["subjects"] == [
+        {"kind": "ServiceAccount", "name": "wc-worker", "namespace": "ns"}
+    ]
+
+
+def plan(memory: Memory, conditions: tuple[Condition, ...]) -> Plan:
+    status = Status("Running", 1, 1, 3, 0, (), conditions)
+    return Plan(None, None, (), (), (), memory, status, (), (), 0, 0, False, None)
+
+
+def test_status_drops_forgotten_keys_and_keeps_transition_times() -> None:
+    previous = {
+        "conditions": [
+            {
+                "type": "Balanced",
+                "status": "True",
+                "reason": "Balanced",
+                "message": "",
+                "lastTransitionTime": "2026-01-01T00:00:00Z",
+            },
+        ],
+        "scaling": {"joining": {"wc-2": "2026-01-01T00:00:00Z"}, "handovers": {}},
+    }
+    memory = Memory(leaving={"wc-1": 1_800_000_000.5}, handovers={"0_1": Handover("wc-0", 5.0)})
+    conditions = (Condition("Balanced", "True", "Balanced", ""),)
+    patch = status_patch(plan(memory, conditions), "wc", previous, 4, now=1_900_000_000.0)
+    scaling = patch["status"]["scaling"]
+    assert scaling["joining"] == {"wc-2": None}  # merge patch: removed
+    assert patch["status"]["conditions"][0]["lastTransitionTime"] == "2026-01-01T00:00:00Z"
+    assert patch["status"]["selector"] == "segue.dev/app=wc"
+    back = memory_from_status({"scaling": {**scaling, "joining": {}}})
+    assert back.leaving == {"wc-1": 1_800_000_000.5}
+    assert back.handovers == {"0_1": Handover("wc-0", 5.0)}
