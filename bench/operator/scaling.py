@@ -77,6 +77,9 @@ def run_mode(stack: LocalStack, api: Any, mode: str, args: argparse.Namespace, l
         replicas=2,
         scaling={"acceptableRecoveryLag": MODES[mode], "maxWarmupReplicas": args.partitions},
     )
+    if args.fence_delay_ms is not None:
+        env = body["spec"]["template"]["env"]
+        env.append({"name": "SEGUE_FENCE_DELAY_MS", "value": str(args.fence_delay_ms)})
     apps = Apps(api, namespace)
     operator = OperatorProcess(stack.kube.kubeconfig if stack.kube else Path(), namespace, log)
     operator.start()
@@ -147,7 +150,9 @@ def main(args: argparse.Namespace) -> str:
         api.close()
     head = (
         f"Tally, {args.partitions} tasks, {args.prefill:,} records prefilled over {args.keys} "
-        f"keys, {args.rate:.0f} records/s during scaling; 2 -> 4 -> 2 pods.\n\n"
+        f"keys, {args.rate:.0f} records/s during scaling; 2 -> 4 -> 2 pods"
+        + (f"; fence delay {args.fence_delay_ms} ms" if args.fence_delay_ms is not None else "")
+        + ".\n\n"
         "| mode | 2->4 balanced s | handovers | pause median ms | max ms | "
         "4->2 balanced s | handovers | pause median ms | max ms | output |\n"
         "|---|---|---|---|---|---|---|---|---|---|"
@@ -161,6 +166,7 @@ def cli() -> None:
     parser.add_argument("--keys", type=int, default=2000)
     parser.add_argument("--prefill", type=int, default=200_000)
     parser.add_argument("--rate", type=float, default=300.0)
+    parser.add_argument("--fence-delay-ms", type=int, help="the workers' (default: theirs, 50)")
     print(main(parser.parse_args()))
 
 
