@@ -143,6 +143,21 @@ class Apps:
         )
         return obj
 
+    def exists(self, name: str) -> bool:
+        try:
+            self.get(name)
+        except client.ApiException as exc:
+            if exc.status == 404:
+                return False
+            raise
+        return True
+
+    def configmaps(self, name: str) -> list[str]:
+        items = self.core.list_namespaced_config_map(
+            self.namespace, label_selector=f"segue.dev/app={name}"
+        ).items
+        return [c.metadata.name for c in items]
+
     def status(self, name: str) -> dict[str, Any]:
         return self.get(name).get("status") or {}
 

@@ -20,6 +20,7 @@ from e2e import (
     worker_command,
 )
 
+from segue.operator.api import GROUP, PLURAL, VERSION
 from worker.harness import create_topics, read_committed
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(600)]
@@ -103,6 +104,15 @@ def test_scale_up_and_down_through_the_scale_subresource(
     assert "ScaleDownTimeout" not in reasons
     metrics = operator.metrics()
     assert "segue_operator_handover_duration_seconds_count" in metrics
+    # Deleting the app stops its loop (Kopf's finalizer comes off) and the garbage
+    # collector removes what it owned: pods, the assignment, the workers' access.
+    apps.custom.delete_namespaced_custom_object(GROUP, VERSION, apps.namespace, PLURAL, "wc")
+    wait_for(
+        "the app and its pods gone",
+        lambda: not apps.pods("wc") and not apps.exists("wc") and not apps.configmaps("wc"),
+        120,
+        why,
+    )
     REPORT.append(
         f"2->4 balanced in {up:.1f}s, 4->2 in {down:.1f}s, {total} lines exact; "
         + handover_summary(metrics)
