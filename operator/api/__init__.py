@@ -1,7 +1,9 @@
 """segue.operator.api: the StreamApp resource (``segue.dev/v1alpha1``), defined once.
 
-The pydantic models in ``spec`` and ``status`` are the API; ``crd`` generates the
-CRD (``crds/streamapp.yaml``, ``make crds``) from them. The rest of the operator
+The pydantic models are the API: ``base`` holds the names and the shared base model,
+``template`` the worker pods, ``spec`` the rest of the desired state, ``status`` what
+the operator writes back, and ``resource`` the object as a whole. ``crd`` generates
+the CRD (``crds/streamapp.yaml``, ``make crds``) from them. The rest of the operator
 imports from here only. ``crd`` is loaded on first use of :func:`render_crd`, so
 ``python -m segue.operator.api.crd`` runs it without a second import.
 """
@@ -10,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from segue.operator.api.spec import (
+from segue.operator.api.base import (
     API_VERSION,
     GROUP,
     KIND,
@@ -18,16 +20,13 @@ from segue.operator.api.spec import (
     SHORT_NAME,
     SINGULAR,
     VERSION,
-    ContainerPort,
-    EnvVar,
-    InvalidStreamApp,
+)
+from segue.operator.api.resource import InvalidStreamApp, StreamApp
+from segue.operator.api.spec import (
     Kafka,
-    PodTemplate,
-    Resources,
     Scaling,
     SecretRef,
     State,
-    StreamApp,
     StreamAppSpec,
     SubTopology,
     Topology,
@@ -40,6 +39,7 @@ from segue.operator.api.status import (
     ScalingMemory,
     StreamAppStatus,
 )
+from segue.operator.api.template import ContainerPort, EnvVar, PodTemplate, Resources
 
 
 def render_crd() -> dict[str, Any]:

@@ -198,3 +198,15 @@ def test_same_world_same_plan() -> None:
     sim.step()
     world = sim.world()
     assert decide(world) == decide(world)
+
+
+def test_departed_members_claims_follow_the_retention_policy() -> None:
+    for retain, expected in ((False, True), (True, False)):
+        sim = Sim(replicas=3, rate=1000).with_policy(retain_state=retain)
+        sim.run()
+        sim.replicas = 2
+        sim.run()
+        claims = [c for p in sim.plans for c in p.delete_claims]
+        deleted = [d for p in sim.plans for d in p.delete_pods]
+        assert len(deleted) == 1
+        assert (claims == deleted) is expected, (retain, claims, deleted)
