@@ -79,10 +79,13 @@ def fence_all(
             if producer is None:
                 producer = factory(item.name)
             began = time.monotonic()
+            # Metadata first: it brings a broker connection up, so the transaction
+            # coordinator lookup inside init_transactions() goes out at once instead
+            # of waiting for librdkafka's 500 ms coordinator-query retry timer.
+            warm_metadata(producer, [t for t, _ in item.changelogs.values()] + item.sinks)
             if exactly_once:
                 producer.init_transactions(INIT_TIMEOUT)  # fences the previous owner
             log.debug("task %s: fenced in %.3fs", item.name, time.monotonic() - began)
-            warm_metadata(producer, [t for t, _ in item.changelogs.values()] + item.sinks)
             ends = {store: watermarks(t, p)[1] for store, (t, p) in item.changelogs.items()}
             return producer, ends
         except KafkaException as exc:
