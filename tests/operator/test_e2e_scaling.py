@@ -79,6 +79,7 @@ def test_scale_up_and_down_through_the_scale_subresource(
     apps.create(body)
     why = diagnose(apps, "wc", operator, pod_runner)
     wait_for("2 pods balanced", lambda: apps.balanced("wc", 2), 120, why)
+    before = prefill(kafka, source, 3000)  # state enough that new owners must learn it
     producer = text_input(kafka.bootstrap_servers, source, words=60, rate=200)
     producer.start()
     try:
@@ -87,7 +88,7 @@ def test_scale_up_and_down_through_the_scale_subresource(
         apps.scale("wc", 2)
         down = wait_for("2 pods balanced", lambda: apps.balanced("wc", 2), 180, why)
     finally:
-        sent = producer.stop()
+        sent = merge(before, producer.stop())
     total = sum(sent.values())
     records = read_committed(
         kafka.bootstrap_servers, output, lambda r: len(r) >= total, timeout=120
