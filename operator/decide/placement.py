@@ -31,21 +31,13 @@ from .tasks import TaskSet
 
 
 def lags(world: World, taskset: TaskSet, members: Iterable[str]) -> dict[str, dict[str, int]]:
-    """member -> task -> changelog records behind, for the stateful copies it holds.
-
-    A reporting member with no copy of a task is behind by the whole changelog (Kafka
-    Streams' rule). Those entries are only written where that whole changelog is within
-    ``acceptableRecoveryLag``: there the task may move at once, with no learner, because
-    restoring it costs no more than a caught-up learner's tail. Everywhere else a missing
-    entry already means "not caught up", so the map stays as sparse as the copies.
-    """
+    """member -> task -> changelog records behind, for the stateful copies it holds."""
     out: dict[str, dict[str, int]] = {}
-    reporting = [m for m in members if (pod := world.pods.get(m)) is not None and pod.reporting]
-    small = _small_changelogs(world, taskset) if len(reporting) <= DENSE_MEMBERS else {}
-    for m in reporting:
-        held_by = world.pods[m].offsets
-        mine = out.setdefault(m, {})
-        for task, held in held_by.items():
+    for m in members:
+        pod = world.pods.get(m)
+        if pod is None or not pod.reporting:
+            continue
+        for task, held in pod.offsets.items():
             stores = taskset.stores.get(task)
             if not stores or not taskset.tasks[task]:
                 continue
@@ -54,29 +46,8 @@ def lags(world: World, taskset: TaskSet, members: Iterable[str]) -> dict[str, di
             for store, changelog in stores:
                 end = world.end_offsets.get((changelog, partition), 0)
                 behind += max(0, end - held.get(store, 0))
-            mine[task] = behind
-        for task, whole in small.items():
-            mine.setdefault(task, whole)
-        if not mine:
-            del out[m]
+            out.setdefault(m, {})[task] = behind
     return out
-
-
-DENSE_MEMBERS = 1_000  # beyond this, tiny tasks warm up through learners like the rest
-
-
-def _small_changelogs(world: World, taskset: TaskSet) -> dict[str, int]:
-    """Stateful tasks whose whole changelog is within acceptableRecoveryLag."""
-    limit = world.policy.acceptable_recovery_lag
-    small: dict[str, int] = {}
-    for task, stateful in taskset.tasks.items():
-        if not stateful or not taskset.stores.get(task):
-            continue  # stateless, or its stores are not known yet
-        partition = int(task.split("_", 1)[1])
-        whole = sum(world.end_offsets.get((c, partition), 0) for _, c in taskset.stores[task])
-        if whole <= limit:
-            small[task] = whole
-    return small
 
 
 def state_sizes(pods: Mapping[str, PodObs], tasks: Iterable[str]) -> dict[str, int]:

@@ -210,14 +210,3 @@ def test_departed_members_claims_follow_the_retention_policy() -> None:
         deleted = [d for p in sim.plans for d in p.delete_pods]
         assert len(deleted) == 1
         assert (claims == deleted) is expected, (retain, claims, deleted)
-
-
-def test_tasks_whose_whole_changelog_is_within_the_lag_move_without_learners() -> None:
-    for end, learns in ((5, False), (5000, True)):
-        sim = Sim(replicas=2, changelog_end=end)  # acceptableRecoveryLag is 10
-        sim.run()
-        sim.replicas = 4
-        sim.run()
-        balanced(sim, 4)
-        assert bool(sim.events("LearnersAssigned")) is learns, (end, sim.events("LearnersAssigned"))
-        assert sim.events("TaskHandedOver")
