@@ -19,8 +19,8 @@ from typing import Any
 
 import kopf
 
-from segue.operator.act.names import APP_LABEL, MANAGED_BY
 from segue.operator.api import GROUP, PLURAL, VERSION
+from segue.operator.api.names import APP_LABEL, MANAGED_BY
 from segue.operator.reconcile import Gone, Reconciler
 from segue.operator.settings import OperatorSettings
 
@@ -81,7 +81,9 @@ def build_registry(reconciler: Reconciler, settings: OperatorSettings) -> kopf.O
         settings.posting.level = logging.WARNING
 
     @kopf.daemon(GROUP, VERSION, PLURAL, registry=registry, cancellation_timeout=10.0)
-    def run_app(stopped: kopf.DaemonStopped, namespace: str | None, name: str, **_: Any) -> None:
+    def run_app(
+        stopped: kopf.DaemonStopped, namespace: str | None, name: str, uid: str, **_: Any
+    ) -> None:
         assert namespace is not None  # StreamApps are namespaced
         wake = wakeups.get(namespace, name)
         log.info("%s/%s: reconcile loop started", namespace, name)
@@ -97,6 +99,7 @@ def build_registry(reconciler: Reconciler, settings: OperatorSettings) -> kopf.O
                 delay = settings.error_backoff
             wake.wait(delay)
             wake.clear()
+        reconciler.forget(uid)
         log.info("%s/%s: reconcile loop stopped", namespace, name)
 
     @kopf.on.event(GROUP, VERSION, PLURAL, registry=registry)

@@ -19,8 +19,8 @@ from typing import Any
 from kubernetes.client import CoreV1Api
 from kubernetes.client.exceptions import ApiException
 
-from segue.operator.act.names import assignment_configmap
 from segue.operator.api import StreamApp
+from segue.operator.api.names import assignment_configmap
 from segue.operator.decide import (
     DOCUMENT_KEY,
     PodObs,
@@ -153,8 +153,10 @@ class Observer:
         self._topologies[key] = subs
         return subs, None
 
-    def forget(self, key: str) -> None:
-        self._topologies.pop(key, None)
+    def forget(self, uid: str) -> None:
+        """Drop what is cached for a StreamApp that is gone."""
+        for key in [k for k in self._topologies if k.startswith(f"{uid}/")]:
+            del self._topologies[key]
 
 
 def pod_obs(state: PodState, report: WorkerReport | None) -> PodObs:

@@ -19,9 +19,9 @@ from kubernetes.client import CoreV1Api, CustomObjectsApi, RbacAuthorizationV1Ap
 from kubernetes.client.exceptions import ApiException
 
 from segue.operator.act import apply, events, objects
-from segue.operator.act.names import claim
 from segue.operator.act.status import memory_from_status, status_patch
 from segue.operator.api import GROUP, PLURAL, VERSION, InvalidStreamApp, StreamApp
+from segue.operator.api.names import claim
 from segue.operator.decide import Condition, Plan, World, decide
 from segue.operator.metrics import OperatorMetrics
 from segue.operator.observation import Observer, credentials, pod_obs, policy, read_assignment
@@ -55,6 +55,11 @@ class Reconciler:
         self.metrics = metrics
         self.observer = Observer(self.core, settings)
         self._access: set[tuple[str, int]] = set()  # (uid, generation) with RBAC ensured
+
+    def forget(self, uid: str) -> None:
+        """The app's loop ended: drop its cached topology and access records."""
+        self._access = {a for a in self._access if a[0] != uid}
+        self.observer.forget(uid)
 
     def step(self, namespace: str, name: str) -> float:
         """One step; the seconds to wait before the next. Raises :class:`Gone`."""

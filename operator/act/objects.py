@@ -6,21 +6,21 @@ StreamApp, so deleting the app deletes them. A pod's environment is the worker's
 contract (docs/worker.md): downward-API identity, the application id, Kafka
 bootstrap servers, credentials as ``SEGUE_KAFKA_<KEY>`` variables taken from the
 Secret by reference (never copied into the pod spec), and the state directory on
-the pod's claim (or an emptyDir). :mod:`.apply` sends these; :mod:`.names` names them.
+the pod's claim (or an emptyDir). :mod:`.apply` sends these;
+:mod:`segue.operator.api.names` names them.
 """
 
 from __future__ import annotations
 
 import base64
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from typing import Any
 
 from segue.operator.api import API_VERSION, KIND, StreamAppSpec
-
-from .names import assignment_configmap, claim, labels, worker_account
+from segue.operator.api.names import assignment_configmap, claim, labels, worker_account
+from segue.operator.decide import DOCUMENT_KEY
 
 WORKER_CONTAINER = "worker"
-DOCUMENT_KEY = "assignment.json.gz"
 
 
 def owner_reference(name: str, uid: str) -> dict[str, Any]:
@@ -196,9 +196,3 @@ def _probe(path: str, port: int, failures: int) -> dict[str, Any]:
         "periodSeconds": 2,
         "failureThreshold": failures,
     }
-
-
-def secret_keys(secret: Mapping[str, Any] | None) -> list[str]:
-    if not secret:
-        return []
-    return sorted({*(secret.get("data") or {}), *(secret.get("stringData") or {})})

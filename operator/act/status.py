@@ -12,9 +12,8 @@ import datetime as dt
 from collections.abc import Mapping
 from typing import Any
 
+from segue.operator.api.names import selector
 from segue.operator.decide import Handover, Memory, Plan
-
-from .names import selector
 
 
 def to_time(seconds: float) -> str:

@@ -13,6 +13,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from segue.assignor.ids import member_sort_key
+
 from .model import Condition, MemberRole, MemberSummary, Phase, PodObs, Roles, Status
 from .tasks import Problem
 
@@ -32,7 +34,7 @@ class Facts:
 
 def build_status(f: Facts) -> Status:
     summaries = []
-    for name in sorted(f.roles, key=_natural):
+    for name in sorted(f.roles, key=member_sort_key):
         held = f.members.get(name, Roles())
         copies = [f.lags.get(name, {}).get(t) for t in (*held.standby, *held.learning)]
         known = [lag for lag in copies if lag is not None]
@@ -94,8 +96,3 @@ def build_status(f: Facts) -> Status:
         members=tuple(summaries),
         conditions=conditions,
     )
-
-
-def _natural(name: str) -> tuple[str, int]:
-    head, _, tail = name.rpartition("-")
-    return (head, int(tail)) if tail.isdigit() else (name, -1)

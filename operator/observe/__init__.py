@@ -16,6 +16,7 @@ Failures are exceptions naming what failed (:class:`ScrapeError`,
 here retries, caches across calls or guesses a missing value.
 """
 
+from segue.operator.api.names import APP_LABEL
 from segue.operator.observe.kafka import KafkaObserveError, KafkaView
 from segue.operator.observe.metrics import (
     ScrapeError,
@@ -24,7 +25,7 @@ from segue.operator.observe.metrics import (
     parse_worker_metrics,
     scrape,
 )
-from segue.operator.observe.pods import APP_LABEL, PodState, list_app_pods, pod_state
+from segue.operator.observe.pods import PodState, list_app_pods, pod_state
 from segue.operator.observe.topology import (
     SubTopologyDescription,
     TopologyDescription,

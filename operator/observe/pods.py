@@ -18,7 +18,8 @@ from typing import Any
 
 from kubernetes.client import CoreV1Api, V1Pod
 
-APP_LABEL = "segue.dev/app"
+from segue.operator.api.names import APP_LABEL
+
 PAGE = 500  # pods per list request
 
 

@@ -76,12 +76,17 @@ def test_scale_up_and_down_through_the_scale_subresource(
     kafka: Any, apps: Apps, operator: OperatorProcess, pod_runner: Any
 ) -> None:
     body, source, output = wordcount(kafka, "wc", 2)
-    apps.create(body)
-    why = diagnose(apps, "wc", operator, pod_runner)
-    wait_for("2 pods balanced", lambda: apps.balanced("wc", 2), 120, why)
-    before = prefill(kafka, source, 3000)  # state enough that new owners must learn it
-    producer = text_input(kafka.bootstrap_servers, source, words=60, rate=200)
-    producer.start()
+    why, before, producer = running(
+        kafka,
+        apps,
+        operator,
+        pod_runner,
+        body=body,
+        source=source,
+        replicas=2,
+        lines=3000,
+        rate=200,
+    )  # state enough that new owners must learn it
     try:
         apps.scale("wc", 4)
         up = wait_for("4 pods balanced", lambda: apps.balanced("wc", 4), 180, why)
@@ -139,6 +144,29 @@ def handover_summary(metrics: str) -> str:
     return f"{count} handovers, mean {mean * 1000:.0f} ms publish-to-running"
 
 
+def running(
+    kafka: Any,
+    apps: Apps,
+    operator: OperatorProcess,
+    pod_runner: Any,
+    *,
+    body: dict[str, Any],
+    source: str,
+    replicas: int,
+    lines: int,
+    rate: float,
+) -> tuple[Any, dict[str, int], Any]:
+    """Create the app, wait until it is balanced, prefill ``lines`` of state, start
+    steady input: (diagnose, lines sent so far, the running producer)."""
+    apps.create(body)
+    why = diagnose(apps, "wc", operator, pod_runner)
+    wait_for(f"{replicas} pods balanced", lambda: apps.balanced("wc", replicas), 120, why)
+    before = prefill(kafka, source, lines)
+    producer = text_input(kafka.bootstrap_servers, source, words=60, rate=rate)
+    producer.start()
+    return why, before, producer
+
+
 def prefill(kafka: Any, source: str, lines: int, words: int = 60) -> dict[str, int]:
     from worker.harness import produce
 
@@ -160,12 +188,17 @@ def test_operator_killed_mid_scale_up_resumes_and_completes(
     kafka: Any, apps: Apps, operator: OperatorProcess, pod_runner: Any
 ) -> None:
     body, source, output = wordcount(kafka, "wc", 2, env={"SEGUE_STANDBY_RESTORE_RATE": "300"})
-    apps.create(body)
-    why = diagnose(apps, "wc", operator, pod_runner)
-    wait_for("2 pods balanced", lambda: apps.balanced("wc", 2), 120, why)
-    before = prefill(kafka, source, 6000)
-    producer = text_input(kafka.bootstrap_servers, source, words=60, rate=100)
-    producer.start()
+    why, before, producer = running(
+        kafka,
+        apps,
+        operator,
+        pod_runner,
+        body=body,
+        source=source,
+        replicas=2,
+        lines=6000,
+        rate=100,
+    )
     try:
         time.sleep(3)
         apps.scale("wc", 4)
@@ -198,12 +231,17 @@ def test_a_learner_that_never_catches_up_hits_the_scale_down_timeout(
         scaleDownTimeoutSeconds=15,
         acceptableRecoveryLag=10,
     )
-    apps.create(body)
-    why = diagnose(apps, "wc", operator, pod_runner)
-    wait_for("3 pods balanced", lambda: apps.balanced("wc", 3), 120, why)
-    before = prefill(kafka, source, 3000)
-    producer = text_input(kafka.bootstrap_servers, source, words=60, rate=100)
-    producer.start()
+    why, before, producer = running(
+        kafka,
+        apps,
+        operator,
+        pod_runner,
+        body=body,
+        source=source,
+        replicas=3,
+        lines=3000,
+        rate=100,
+    )
     try:
         time.sleep(3)
         started = time.monotonic()

@@ -1,5 +1,8 @@
 """Names and labels of everything the operator creates for one StreamApp, in one place.
 
+Part of the API (users select pods by these labels and find the assignment by this
+name); ``observe`` lists by them and ``act`` writes them.
+
 Pods are ``<app>-<n>`` (the member id, stable across restarts), their state claims
 ``state-<app>-<n>`` (StatefulSet's convention), the assignment ConfigMap
 ``<app>-assignment`` (docs/protocol.md) and the workers' ServiceAccount, Role and
