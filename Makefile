@@ -31,11 +31,12 @@ bench: venv stack
 	$(BIN)/python -m bench.worker.run_all
 	$(BIN)/python -m bench.operator.scaling
 
+# The product (segue) and the dev-only local stack (stack/, segue-stack), both editable.
 venv: $(VENV)/.installed
-$(VENV)/.installed: pyproject.toml
+$(VENV)/.installed: pyproject.toml stack/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --disable-pip-version-check --upgrade pip==25.3
-	$(BIN)/pip install --quiet --disable-pip-version-check -e '.[dev]'
+	$(BIN)/pip install --quiet --disable-pip-version-check -e '.[dev]' -e ./stack
 	touch $@
 
 stack:
@@ -51,8 +52,9 @@ lint: venv
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 
+# mypy through the package-dir mapping (tools/typecheck.py says why).
 typecheck: venv
-	$(BIN)/mypy
+	$(BIN)/python tools/typecheck.py
 
 contracts: venv
 	$(BIN)/lint-imports

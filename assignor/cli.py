@@ -11,6 +11,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+HELP = "preview a placement decision: JSON in, JSON out"
+
 
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(

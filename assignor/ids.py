@@ -1,4 +1,7 @@
-"""Task and member identifiers: parsing and the canonical orders everything is sorted by.
+"""Task and member identifiers: the canonical orders everything is sorted by.
+
+Task ids are the protocol's (``segue.protocol.tasks``); a malformed one is an
+:class:`~.errors.InvalidRequest` here.
 
 Tasks sort as Kafka Streams' ``TaskId`` does (sub-topology, then partition, numerically),
 members in natural order (``wc-2`` before ``wc-10``). Every decision is computed on these
@@ -9,25 +12,22 @@ from __future__ import annotations
 
 import re
 
+from segue.protocol.tasks import TASK_ID_PATTERN, TaskId, task_id
+
 from .errors import InvalidRequest
 
-TASK_ID_PATTERN = r"^(0|[1-9][0-9]*)_(0|[1-9][0-9]*)$"
-_TASK_ID = re.compile(TASK_ID_PATTERN)
+__all__ = ["TASK_ID_PATTERN", "member_sort_key", "parse_task_id", "task_id"]
+
 _DIGITS = re.compile(r"(\d+)")
 
 
-def parse_task_id(task_id: str) -> tuple[int, int]:
-    """``"1_3"`` -> ``(1, 3)``: (sub-topology, partition)."""
-    match = _TASK_ID.match(task_id)
-    if match is None:
-        raise InvalidRequest(
-            f"malformed task id {task_id!r}: expected '<subtopology>_<partition>', e.g. '1_3'"
-        )
-    return int(match.group(1)), int(match.group(2))
-
-
-def task_id(subtopology: int, partition: int) -> str:
-    return f"{subtopology}_{partition}"
+def parse_task_id(task: str) -> tuple[int, int]:
+    """``"1_3"`` -> ``(1, 3)``: (sub-topology, partition); a malformed id is a bad request."""
+    try:
+        parsed = TaskId.parse(task)
+    except ValueError as exc:
+        raise InvalidRequest(str(exc)) from exc
+    return parsed.subtopology, parsed.partition
 
 
 def member_sort_key(member_id: str) -> tuple[tuple[tuple[int, int | str], ...], str]:

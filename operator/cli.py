@@ -12,6 +12,8 @@ import argparse
 import os
 from typing import Any
 
+HELP = "run the operator that scales StreamApps"
+
 
 def configure(parser: argparse.ArgumentParser) -> None:
     add = parser.add_argument

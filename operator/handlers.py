@@ -20,9 +20,9 @@ from typing import Any
 import kopf
 
 from segue.operator.api import GROUP, PLURAL, VERSION
-from segue.operator.api.names import APP_LABEL, MANAGED_BY
 from segue.operator.reconcile import Gone, Reconciler
 from segue.operator.settings import OperatorSettings
+from segue.protocol.names import APP_LABEL, MANAGED_BY, MANAGER
 
 log = logging.getLogger("segue.operator")
 
@@ -106,7 +106,7 @@ def build_registry(reconciler: Reconciler, settings: OperatorSettings) -> kopf.O
     def app_changed(namespace: str | None, name: str, **_: Any) -> None:
         wakeups.wake(namespace, name)
 
-    @kopf.on.event("", "v1", "pods", labels={MANAGED_BY: "segue"}, registry=registry)
+    @kopf.on.event("", "v1", "pods", labels={MANAGED_BY: MANAGER}, registry=registry)
     def pod_changed(namespace: str | None, labels: Mapping[str, str], **_: Any) -> None:
         wakeups.wake(namespace, labels.get(APP_LABEL))
 

@@ -20,15 +20,7 @@ from kubernetes.client import CoreV1Api
 from kubernetes.client.exceptions import ApiException
 
 from segue.operator.api import StreamApp
-from segue.operator.api.names import assignment_configmap
-from segue.operator.decide import (
-    DOCUMENT_KEY,
-    PodObs,
-    Policy,
-    Published,
-    SubTopology,
-    decode,
-)
+from segue.operator.decide import PodObs, Policy, Published, from_document
 from segue.operator.observe import (
     KafkaView,
     PodState,
@@ -36,10 +28,12 @@ from segue.operator.observe import (
     WorkerReport,
     fetch_topology,
     list_app_pods,
-    parse_topology,
     scrape,
 )
 from segue.operator.settings import OperatorSettings
+from segue.protocol import decode_configmap
+from segue.protocol.names import assignment_configmap
+from segue.protocol.topology import SubTopologyDescription, parse_topology
 
 log = logging.getLogger("segue.operator.observe")
 
@@ -72,8 +66,7 @@ def read_assignment(core: CoreV1Api, namespace: str, app: str) -> Assignment:
         if exc.status == 404:
             return Assignment(None, None)
         raise
-    blob = (cm.binary_data or {}).get(DOCUMENT_KEY)
-    published = decode(base64.b64decode(blob)) if blob else None
+    published = from_document(decode_configmap(cm.data, cm.binary_data))
     return Assignment(published, cm.metadata.resource_version if cm.metadata else None)
 
 
@@ -91,7 +84,7 @@ class Observer:
         self.core = core
         self.settings = settings
         self._kafka: dict[tuple[str, tuple[tuple[str, str], ...]], KafkaView] = {}
-        self._topologies: dict[str, tuple[SubTopology, ...]] = {}
+        self._topologies: dict[str, tuple[SubTopologyDescription, ...]] = {}
         self._pool = ThreadPoolExecutor(settings.scrape_workers, thread_name_prefix="segue-scrape")
 
     def close(self) -> None:
@@ -124,7 +117,7 @@ class Observer:
 
     def topology(
         self, key: str, app: StreamApp, states: Mapping[str, PodState], reports: Mapping[str, Any]
-    ) -> tuple[tuple[SubTopology, ...] | None, str | None]:
+    ) -> tuple[tuple[SubTopologyDescription, ...] | None, str | None]:
         if key in self._topologies:
             return self._topologies[key], None
         app_id = app.spec.application_id
@@ -140,16 +133,7 @@ class Observer:
                 described = parse_topology(doc, application_id=app_id)
             except (ScrapeError, ValueError) as exc:
                 return None, f"{answered[0].name}: {exc}"
-        subs = tuple(
-            SubTopology(
-                id=s.id,
-                source_topics=s.source_topics,
-                stores=s.stores,
-                changelog_topics=s.changelog_topics,
-                repartition_sources=s.repartition_sources,
-            )
-            for s in described.subtopologies
-        )
+        subs = described.subtopologies
         self._topologies[key] = subs
         return subs, None
 

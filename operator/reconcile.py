@@ -26,6 +26,7 @@ from segue.operator.decide import Condition, Plan, World, decide
 from segue.operator.metrics import OperatorMetrics
 from segue.operator.observation import Observer, credentials, pod_obs, policy, read_assignment
 from segue.operator.settings import OperatorSettings
+from segue.protocol import DocumentError
 
 log = logging.getLogger("segue.operator")
 
@@ -78,7 +79,7 @@ class Reconciler:
         try:
             app = StreamApp.from_object(obj)
         except InvalidStreamApp as exc:
-            self._invalid(namespace, name, obj, str(exc))
+            self._refused(namespace, name, "InvalidSpec", str(exc))
             return self.settings.idle_interval
         uid, generation = meta["uid"], int(meta.get("generation", 0))
         secret = credentials(self.core, namespace, app)
@@ -94,7 +95,12 @@ class Reconciler:
                 ],
             )
             self._access.add((uid, generation))
-        world, assignment_rv = self._observe(namespace, name, app, obj, secret)
+        try:
+            world, assignment_rv = self._observe(namespace, name, app, obj, secret)
+        except DocumentError as exc:
+            # Never publish over a document this operator cannot read (a newer one wrote it?)
+            self._refused(namespace, name, "AssignmentUnreadable", str(exc))
+            return self.settings.idle_interval
         plan = decide(world)
         target = Target(namespace, name, app, obj, sorted(secret))
         self._act(target, plan, assignment_rv, world.now)
@@ -202,7 +208,8 @@ class Reconciler:
         self.metrics.learners.labels(*labels).set(plan.learners)
         self.metrics.generation.labels(*labels).set(plan.status.generation)
 
-    def _invalid(self, namespace: str, name: str, obj: dict[str, Any], message: str) -> None:
+    def _refused(self, namespace: str, name: str, reason: str, message: str) -> None:
+        """Nothing can be decided: say why in ``Degraded`` and leave everything running."""
         now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
         body = {
             "status": {
@@ -211,7 +218,7 @@ class Reconciler:
                     {
                         "type": "Degraded",
                         "status": "True",
-                        "reason": "InvalidSpec",
+                        "reason": reason,
                         "message": message,
                         "lastTransitionTime": now,
                     }

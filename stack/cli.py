@@ -7,6 +7,8 @@ import signal
 import threading
 from pathlib import Path
 
+HELP = "run the embedded local stack (Kafka, Kubernetes, pod runner)"
+
 
 def configure(parser: argparse.ArgumentParser) -> None:
     sub = parser.add_subparsers(dest="stack_command", metavar="ACTION", required=True)

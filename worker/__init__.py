@@ -15,7 +15,8 @@ The library a stream application is written against, and the process
     app.subtopology([words], count, stores=[counts], sinks=[out])
 
 See docs/worker.md. Module map: ``topology``, ``processor``, ``serdes`` (the API);
-``tasks``, ``topics``, ``assignment``, ``plan`` (pure logic); ``state/`` (stores,
+``topics``, ``plan`` (pure logic; task ids and the assignment document are the
+contract's, ``segue.protocol``); ``state/`` (stores,
 checkpoints, restoration); ``active``, ``taskset``, ``runtime`` (running tasks);
 ``watch``, ``metrics``, ``report``, ``http``, ``config``, ``cli`` (the process);
 ``apps/`` (examples).

@@ -20,6 +20,8 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
+HELP = "run a stream application's worker process"
+
 
 def configure(parser: argparse.ArgumentParser) -> None:
     add = parser.add_argument
@@ -159,7 +161,7 @@ def run(args: argparse.Namespace) -> int:
     topology = load_topology(config.app, dict(a.split("=", 1) for a in args.app_arg))
     metrics = WorkerMetrics()
     application_id = config.application_id or topology.application_id  # as runtime.Worker
-    described = json.dumps(describe(topology, application_id)).encode()
+    described = json.dumps(describe(topology, application_id).document()).encode()
     server = serve(metrics, config.metrics_host, config.metrics_port, described)
     log.info("member %s serving metrics on %s:%d", config.member, *server.server_address[:2])
     worker = Worker(config, topology, metrics)

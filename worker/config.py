@@ -15,6 +15,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from segue.protocol import names
+
 Guarantee = Literal["exactly_once", "at_least_once"]
 
 
@@ -29,7 +31,7 @@ class WorkerConfig(BaseModel):
     bootstrap_servers: str = Field(min_length=1)
     state_dir: Path
     metrics_host: str = "0.0.0.0"
-    metrics_port: int = Field(default=9400, ge=0, le=65535)
+    metrics_port: int = Field(default=names.DEFAULT_METRICS_PORT, ge=0, le=65535)
     kubeconfig: Path | None = None  # None: in-cluster (the pod's ServiceAccount)
     processing_guarantee: Guarantee = "exactly_once"
     commit_interval_ms: int = Field(default=100, ge=1)
@@ -47,15 +49,17 @@ class WorkerConfig(BaseModel):
         return self
 
 
+# The operator sets the protocol's variables in the pod template; the rest are the
+# worker's own, for a pod template or a run by hand.
 ENV = {
-    "application_id": "SEGUE_APPLICATION_ID",
-    "member": "POD_NAME",
-    "namespace": "POD_NAMESPACE",
+    "application_id": names.ENV_APPLICATION_ID,
+    "member": names.ENV_POD_NAME,
+    "namespace": names.ENV_POD_NAMESPACE,
     "assignment_configmap": "SEGUE_ASSIGNMENT_CONFIGMAP",
-    "bootstrap_servers": "SEGUE_BOOTSTRAP_SERVERS",
-    "state_dir": "SEGUE_STATE_DIR",
-    "metrics_host": "POD_IP",
-    "metrics_port": "SEGUE_METRICS_PORT",
+    "bootstrap_servers": names.ENV_BOOTSTRAP_SERVERS,
+    "state_dir": names.ENV_STATE_DIR,
+    "metrics_host": names.ENV_POD_IP,
+    "metrics_port": names.ENV_METRICS_PORT,
     "kubeconfig": "SEGUE_KUBECONFIG",
     "processing_guarantee": "SEGUE_PROCESSING_GUARANTEE",
     "commit_interval_ms": "SEGUE_COMMIT_INTERVAL_MS",
@@ -63,7 +67,6 @@ ENV = {
     "standby_restore_rate": "SEGUE_STANDBY_RESTORE_RATE",
     "shutdown_timeout": "SEGUE_SHUTDOWN_TIMEOUT",
 }
-DEFAULT_STATE_DIR = "/var/lib/segue/state"
 
 
 def from_sources(flags: Mapping[str, Any], env: Mapping[str, str] | None = None) -> WorkerConfig:
@@ -78,13 +81,13 @@ def from_sources(flags: Mapping[str, Any], env: Mapping[str, str] | None = None)
     for field_name, variable in ENV.items():
         if env.get(variable):
             values[field_name] = env[variable]
-    if "assignment_configmap" not in values and env.get("SEGUE_STREAMAPP"):
-        values["assignment_configmap"] = f"{env['SEGUE_STREAMAPP']}-assignment"
-    values.setdefault("state_dir", DEFAULT_STATE_DIR)
+    if "assignment_configmap" not in values and env.get(names.ENV_STREAMAPP):
+        values["assignment_configmap"] = names.assignment_configmap(env[names.ENV_STREAMAPP])
+    values.setdefault("state_dir", names.DEFAULT_STATE_DIR)
     kafka = {
-        key[len("SEGUE_KAFKA_") :].lower().replace("_", "."): value
+        setting: value
         for key, value in env.items()
-        if key.startswith("SEGUE_KAFKA_")
+        if (setting := names.kafka_setting(key)) is not None
     }
     for name, value in flags.items():
         if value is None:

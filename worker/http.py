@@ -17,6 +17,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
+from segue.protocol.names import HEALTH_PATH, METRICS_PATH, READY_PATH, TOPOLOGY_PATH
 from segue.worker.metrics import WorkerMetrics
 
 STALE_AFTER = 60.0  # seconds without a main-loop beat before /healthz fails
@@ -28,15 +29,15 @@ def serve(
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self) -> None:
             path = self.path.split("?", 1)[0]
-            if path == "/metrics":
+            if path == METRICS_PATH:
                 self._reply(200, generate_latest(metrics.registry), CONTENT_TYPE_LATEST)
-            elif path == "/healthz":
+            elif path == HEALTH_PATH:
                 alive = time.monotonic() - metrics.heartbeat < STALE_AFTER
                 self._reply(200 if alive else 503, b"ok\n" if alive else b"main loop stalled\n")
-            elif path == "/readyz":
+            elif path == READY_PATH:
                 ready = metrics.snapshot.ready
                 self._reply(200 if ready else 503, b"ready\n" if ready else b"not ready\n")
-            elif path == "/topology" and topology_json is not None:
+            elif path == TOPOLOGY_PATH and topology_json is not None:
                 self._reply(200, topology_json, "application/json")
             else:
                 self._reply(404, b"not found\n")

@@ -32,10 +32,6 @@ FENCED_CODES = {
 }
 
 
-def transactional_id(application_id: str, task: str) -> str:
-    return f"{application_id}-{task}"
-
-
 def input_consumer_config(
     bootstrap: str, application_id: str, extra: dict[str, Any]
 ) -> dict[str, Any]:

@@ -19,7 +19,7 @@ from prometheus_client import CollectorRegistry, Counter
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
-from segue.worker.assignment import ROLES
+from segue.protocol.document import ROLES
 
 
 @dataclass(frozen=True)

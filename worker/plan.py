@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from segue.worker.assignment import Role
+from segue.protocol import Role
 
 
 @dataclass(frozen=True)

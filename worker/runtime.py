@@ -19,14 +19,16 @@ from collections.abc import Callable
 
 from confluent_kafka import Consumer, KafkaException, Producer
 
+from segue.protocol import AssignmentDocument, Role
+from segue.protocol.names import transactional_id
+from segue.protocol.reports import AssignmentErrorReason
+from segue.protocol.tasks import TaskId
 from segue.worker import kafka, report
-from segue.worker.assignment import AssignmentDocument, AssignmentError, Role
 from segue.worker.config import WorkerConfig
 from segue.worker.metrics import WorkerMetrics
 from segue.worker.plan import diff
 from segue.worker.state.layout import StateLayout
 from segue.worker.state.restore import RestoreError, Restorer, restore_consumer_config
-from segue.worker.tasks import TaskId
 from segue.worker.taskset import TaskSet
 from segue.worker.topics import Resolution, resolve
 from segue.worker.topology import Topology
@@ -61,7 +63,7 @@ class Worker:
         exactly_once = config.processing_guarantee == "exactly_once"
 
         def producer_for(task: str) -> Producer:
-            txn = kafka.transactional_id(self.application_id, task) if exactly_once else None
+            txn = transactional_id(self.application_id, task) if exactly_once else None
             return Producer(kafka.producer_config(config.bootstrap_servers, txn, extra))
 
         self.tasks = TaskSet(
@@ -118,20 +120,15 @@ class Worker:
                 doc.application_id,
                 self.application_id,
             )
-            self.count_error("application_mismatch")
+            self.count_error(AssignmentErrorReason.APPLICATION_MISMATCH)
             return
-        try:
-            resolution = self._resolve(doc)
-        except AssignmentError as exc:
-            log.error("generation %d: %s", doc.generation, exc)
-            self.count_error("invalid_document")
-            return
+        resolution = self._resolve(doc)
         roles, conflicts = doc.roles_of(self.member)
         for task in conflicts:
             log.error(
                 "generation %d lists task %s in two roles for %s", doc.generation, task, self.member
             )
-            self.count_error("conflicting_roles")
+            self.count_error(AssignmentErrorReason.CONFLICTING_ROLES)
         desired: dict[str, Role] = {}
         for task, role in roles.items():
             reason = self._refuse(task, resolution)
@@ -193,17 +190,17 @@ class Worker:
             task_id = TaskId.parse(task)
         except ValueError as exc:
             log.error("%s", exc)
-            return "unknown_task"
+            return AssignmentErrorReason.UNKNOWN_TASK
         sub = resolution.subs.get(task_id.subtopology)
         if sub is None:
             log.error("task %s: the topology has no sub-topology %d", task, task_id.subtopology)
-            return "unknown_task"
+            return AssignmentErrorReason.UNKNOWN_TASK
         if sub.error is not None:
             log.error("task %s: %s", task, sub.error.message)
             return sub.error.reason
         if task_id.partition >= sub.tasks:
             log.error("task %s: sub-topology %d has only %d tasks", task, sub.id, sub.tasks)
-            return "unknown_task"
+            return AssignmentErrorReason.UNKNOWN_TASK
         return None
 
     # -- the loop --

@@ -34,8 +34,9 @@ from confluent_kafka import (
     TopicPartition,
 )
 
+from segue.protocol import Role
+from segue.protocol.tasks import TaskId, source_partitions
 from segue.worker.active import ActiveTask, TaskAborted, TaskFailed, TaskFenced
-from segue.worker.assignment import Role
 from segue.worker.fencing import Fenced, Starting, fence_all, in_parallel
 from segue.worker.inputs import InputRouter
 from segue.worker.kafka import is_fenced
@@ -44,7 +45,6 @@ from segue.worker.state.layout import StateLayout
 from segue.worker.state.opening import open_store
 from segue.worker.state.restore import Restorer
 from segue.worker.state.store import TaskStore
-from segue.worker.tasks import TaskId, source_partitions
 from segue.worker.topics import ResolvedSub
 from segue.worker.topology import SubTopology
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from segue.worker.tasks import Expansion, copartitioning_error, task_count
+from segue.protocol.tasks import Expansion, copartitioning_error, task_count
 from segue.worker.topology import Topology
 
 CHANGELOG_CONFIG = {"cleanup.policy": "compact"}

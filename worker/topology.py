@@ -5,8 +5,8 @@ order (0, 1, ...). Each has source topics, one processor function
 (``processor``), key-value stores and sinks. A repartition step is a sink to an
 internal topic, ``<application>-<name>-repartition``, that the next
 sub-topology reads; each store is backed by a compacted changelog,
-``<application>-<store>-changelog`` (Kafka Streams' names). Task ids,
-partition mapping and internal topic sizing are ``tasks``' and ``topics``' job;
+``<application>-<store>-changelog`` (Kafka Streams' names, ``segue.protocol.names``).
+Task ids and partition mapping are the protocol's, internal topic sizing ``topics``' job;
 this module only holds the declaration and checks it.
 """
 
@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from segue.protocol.names import changelog_topic, repartition_topic
 from segue.worker.processor import ERROR_POLICIES, ErrorPolicy, Processor
 from segue.worker.serdes import BYTES, Serde
 
@@ -36,7 +37,7 @@ class TopicSpec:
         return self.label or self.name
 
     def topic(self, application_id: str) -> str:
-        return f"{application_id}-{self.name}-repartition" if self.internal else self.name
+        return repartition_topic(application_id, self.name) if self.internal else self.name
 
 
 @dataclass(frozen=True)
@@ -46,7 +47,7 @@ class StoreSpec:
     value: Serde[Any] = BYTES
 
     def changelog(self, application_id: str) -> str:
-        return f"{application_id}-{self.name}-changelog"
+        return changelog_topic(application_id, self.name)
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from segue.worker.assignment import AssignmentDocument, AssignmentError, decode_configmap
+from segue.protocol import AssignmentDocument, DocumentError, UnsupportedVersion, decode_configmap
+from segue.protocol.reports import AssignmentErrorReason
 
 log = logging.getLogger(__name__)
 
@@ -65,9 +66,18 @@ class AssignmentWatcher:
     def _deliver(self, obj: Any) -> None:
         try:
             document = decode_configmap(obj.data, obj.binary_data)
-        except AssignmentError as exc:
+        except UnsupportedVersion as exc:
+            log.error(
+                "assignment %s/%s: %s; keeping the last generation applied",
+                self.namespace,
+                self.name,
+                exc,
+            )
+            self.on_error(AssignmentErrorReason.UNSUPPORTED_VERSION)
+            return
+        except DocumentError as exc:
             log.error("assignment %s/%s is invalid: %s", self.namespace, self.name, exc)
-            self.on_error("invalid_document")
+            self.on_error(AssignmentErrorReason.INVALID_DOCUMENT)
             return
         self.on_document(document)
 

@@ -31,11 +31,11 @@ from pathlib import Path
 from typing import Any
 
 from confluent_kafka import Producer
+
+from segue.stack.localstack import LocalStack
 from tests.operator.e2e import Apps, OperatorProcess, streamapp, wait_for, worker_command
 from tests.worker.harness import create_topics, json_values, read_committed
 from tests.worker.scenarios import SteadyProducer, check_exact
-
-from segue.stack.localstack import LocalStack
 
 ROOT = Path(__file__).resolve().parents[2]
 MODES = {"learners": 1_000, "ungated": 10**15}

@@ -12,13 +12,26 @@ the pod's claim (or an emptyDir). :mod:`.apply` sends these;
 
 from __future__ import annotations
 
-import base64
 from collections.abc import Iterable
 from typing import Any
 
 from segue.operator.api import API_VERSION, KIND, StreamAppSpec
-from segue.operator.api.names import assignment_configmap, claim, labels, worker_account
-from segue.operator.decide import DOCUMENT_KEY
+from segue.operator.api.names import claim, labels, worker_account
+from segue.protocol.document import configmap_data
+from segue.protocol.names import (
+    ENV_APPLICATION_ID,
+    ENV_BOOTSTRAP_SERVERS,
+    ENV_METRICS_PORT,
+    ENV_POD_IP,
+    ENV_POD_NAME,
+    ENV_POD_NAMESPACE,
+    ENV_STATE_DIR,
+    ENV_STREAMAPP,
+    HEALTH_PATH,
+    READY_PATH,
+    assignment_configmap,
+    kafka_env_name,
+)
 
 WORKER_CONTAINER = "worker"
 
@@ -42,11 +55,6 @@ def _meta(name: str, app: str, uid: str, member: str | None = None) -> dict[str,
     }
 
 
-def kafka_env_name(setting: str) -> str:
-    """``sasl.username`` -> ``SEGUE_KAFKA_SASL_USERNAME`` (the worker maps it back)."""
-    return "SEGUE_KAFKA_" + setting.replace(".", "_").replace("-", "_").upper()
-
-
 def pod(
     app: str, uid: str, member: str, spec: StreamAppSpec, secret_keys: Iterable[str] = ()
 ) -> dict[str, Any]:
@@ -55,14 +63,14 @@ def pod(
         e.model_dump(by_alias=True, exclude_none=True) for e in template.env
     ]
     env += [
-        _field_env("POD_NAME", "metadata.name"),
-        _field_env("POD_NAMESPACE", "metadata.namespace"),
-        _field_env("POD_IP", "status.podIP"),
-        {"name": "SEGUE_STREAMAPP", "value": app},
-        {"name": "SEGUE_APPLICATION_ID", "value": spec.application_id},
-        {"name": "SEGUE_BOOTSTRAP_SERVERS", "value": spec.kafka.bootstrap_servers},
-        {"name": "SEGUE_METRICS_PORT", "value": str(spec.metrics_port)},
-        {"name": "SEGUE_STATE_DIR", "value": spec.state_dir},
+        _field_env(ENV_POD_NAME, "metadata.name"),
+        _field_env(ENV_POD_NAMESPACE, "metadata.namespace"),
+        _field_env(ENV_POD_IP, "status.podIP"),
+        {"name": ENV_STREAMAPP, "value": app},
+        {"name": ENV_APPLICATION_ID, "value": spec.application_id},
+        {"name": ENV_BOOTSTRAP_SERVERS, "value": spec.kafka.bootstrap_servers},
+        {"name": ENV_METRICS_PORT, "value": str(spec.metrics_port)},
+        {"name": ENV_STATE_DIR, "value": spec.state_dir},
     ]
     secret = spec.kafka.credentials_secret
     for key in sorted(secret_keys):
@@ -83,8 +91,8 @@ def pod(
         "env": env,
         "ports": ports,
         "volumeMounts": [{"name": "state", "mountPath": spec.state_dir}],
-        "readinessProbe": _probe("/readyz", spec.metrics_port, failures=3),
-        "livenessProbe": _probe("/healthz", spec.metrics_port, failures=6),
+        "readinessProbe": _probe(READY_PATH, spec.metrics_port, failures=3),
+        "livenessProbe": _probe(HEALTH_PATH, spec.metrics_port, failures=6),
     }
     for key, value in (
         ("command", template.command),
@@ -177,12 +185,14 @@ def role_binding(app: str, uid: str, namespace: str) -> dict[str, Any]:
 
 
 def assignment(app: str, uid: str, generation: int, document: bytes) -> dict[str, Any]:
+    """The assignment ConfigMap of one generation; ``document`` is the encoded document."""
+    data, binary = configmap_data(generation, document)
     return {
         "apiVersion": "v1",
         "kind": "ConfigMap",
         "metadata": _meta(assignment_configmap(app), app, uid),
-        "data": {"generation": str(generation)},
-        "binaryData": {DOCUMENT_KEY: base64.b64encode(document).decode()},
+        "data": data,
+        "binaryData": binary,
     }
 
 

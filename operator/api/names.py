@@ -11,13 +11,7 @@ RoleBinding ``<app>-worker``.
 
 from __future__ import annotations
 
-MANAGED_BY = "app.kubernetes.io/managed-by"
-APP_LABEL = "segue.dev/app"
-MEMBER_LABEL = "segue.dev/member"
-
-
-def assignment_configmap(app: str) -> str:
-    return f"{app}-assignment"
+from segue.protocol.names import APP_LABEL, MANAGED_BY, MANAGER, MEMBER_LABEL, NAME_LABEL
 
 
 def worker_account(app: str) -> str:
@@ -33,7 +27,7 @@ def selector(app: str) -> str:
 
 
 def labels(app: str, member: str | None = None) -> dict[str, str]:
-    out = {"app.kubernetes.io/name": app, MANAGED_BY: "segue", APP_LABEL: app}
+    out = {NAME_LABEL: app, MANAGED_BY: MANAGER, APP_LABEL: app}
     if member is not None:
         out[MEMBER_LABEL] = member
     return out

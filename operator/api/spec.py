@@ -17,6 +17,7 @@ from pydantic import Field, model_validator
 
 from segue.operator.api.base import DNS1123_SUBDOMAIN, STORAGE_SIZE, Model
 from segue.operator.api.template import PodTemplate
+from segue.protocol.names import DEFAULT_METRICS_PORT, DEFAULT_STATE_DIR
 
 # pydantic copies mutable defaults per instance; ruff knows that only of models whose
 # pydantic base is in the same file, and Model's is in base.
@@ -125,9 +126,9 @@ class StreamAppSpec(Model):
     kafka: Kafka
     template: PodTemplate
     """The worker pods."""
-    metrics_port: int = Field(default=9400, ge=1, le=65535)
+    metrics_port: int = Field(default=DEFAULT_METRICS_PORT, ge=1, le=65535)
     """The worker's HTTP port (/metrics, /healthz, /readyz, /topology)."""
-    state_dir: str = Field(default="/var/lib/segue/state", pattern=r"^/")
+    state_dir: str = Field(default=DEFAULT_STATE_DIR, pattern=r"^/")
     """The absolute path of the local state directory in the worker container."""
     topology: Topology | None = None
     """The sub-topologies; when absent the operator reads them from a running worker's

@@ -6,11 +6,10 @@ and acts around it, and the what-if simulator drives it with synthetic worlds.
 """
 
 from .core import decide
-from .document import DOCUMENT_KEY, MAX_DOCUMENT_BYTES, DocumentError, decode, encode
+from .document import from_document, to_document
 from .model import (
     Condition,
     Event,
-    Expansion,
     Handover,
     MemberSummary,
     Memory,
@@ -20,17 +19,12 @@ from .model import (
     Published,
     Roles,
     Status,
-    SubTopology,
     World,
 )
 
 __all__ = [
-    "DOCUMENT_KEY",
-    "MAX_DOCUMENT_BYTES",
     "Condition",
-    "DocumentError",
     "Event",
-    "Expansion",
     "Handover",
     "MemberSummary",
     "Memory",
@@ -40,9 +34,8 @@ __all__ = [
     "Published",
     "Roles",
     "Status",
-    "SubTopology",
     "World",
     "decide",
-    "decode",
-    "encode",
+    "from_document",
+    "to_document",
 ]

@@ -13,8 +13,9 @@ from __future__ import annotations
 
 from segue.assignor import AssignorError, Decision
 from segue.assignor.ids import member_sort_key
+from segue.protocol import MAX_DOCUMENT_BYTES, encode
 
-from .document import MAX_DOCUMENT_BYTES, encode
+from .document import to_document
 from .events import degraded_events, membership_events, publish_events
 from .handovers import track_handovers
 from .model import (
@@ -153,7 +154,7 @@ def _publication(
             candidate = Published(
                 (published.generation if published else 0) + 1, members, taskset.partition_map
             )
-            blob = encode(candidate, world.application_id)
+            blob = encode(to_document(candidate, world.application_id))
             if len(blob) > MAX_DOCUMENT_BYTES:
                 problems.append(
                     Problem(

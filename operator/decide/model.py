@@ -14,6 +14,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
+from segue.protocol.tasks import Expansion
+from segue.protocol.topology import SubTopologyDescription
+
 LearnerPromotion = Literal["eager", "batch"]
 EventType = Literal["Normal", "Warning"]
 MemberRole = Literal["member", "joining", "leaving", "absent"]
@@ -36,21 +39,6 @@ class Policy:
 
 
 @dataclass(frozen=True)
-class SubTopology:
-    """One sub-topology: its source topics and its stores with their changelog topics."""
-
-    id: int
-    source_topics: tuple[str, ...]
-    stores: tuple[str, ...] = ()
-    changelog_topics: tuple[str, ...] = ()  # aligned with ``stores``
-    repartition_sources: tuple[str, ...] = ()  # sources the application creates itself
-
-    @property
-    def stateful(self) -> bool:
-        return bool(self.stores)
-
-
-@dataclass(frozen=True)
 class Roles:
     """What one member runs in one generation (task ids, sorted)."""
 
@@ -60,14 +48,6 @@ class Roles:
 
     def tasks(self) -> tuple[str, ...]:
         return self.active + self.standby + self.learning
-
-
-@dataclass(frozen=True)
-class Expansion:
-    """A sub-topology whose sources grew: ``initial`` tasks read ``current`` partitions."""
-
-    initial: int
-    current: int
 
 
 @dataclass(frozen=True)
@@ -131,7 +111,7 @@ class World:
     application_id: str
     replicas: int
     policy: Policy
-    subtopologies: tuple[SubTopology, ...] | None  # None: not known yet
+    subtopologies: tuple[SubTopologyDescription, ...] | None  # None: not known yet
     partitions: Mapping[str, int]  # topic -> partition count, for the topics that exist
     end_offsets: Mapping[tuple[str, int], int]  # changelog (topic, partition) -> last stable
     published: Published | None

@@ -25,6 +25,7 @@ from segue.assignor import (
     pick_leaving,
 )
 from segue.assignor.ids import parse_task_id
+from segue.protocol.tasks import TaskId
 
 from .model import PodObs, Policy, Published, Roles, World
 from .tasks import TaskSet
@@ -41,7 +42,7 @@ def lags(world: World, taskset: TaskSet, members: Iterable[str]) -> dict[str, di
             stores = taskset.stores.get(task)
             if not stores or not taskset.tasks[task]:
                 continue
-            partition = int(task.split("_", 1)[1])
+            partition = TaskId.parse(task).partition
             behind = 0
             for store, changelog in stores:
                 end = world.end_offsets.get((changelog, partition), 0)

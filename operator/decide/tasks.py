@@ -16,8 +16,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from segue.assignor import ExpansionRefused, SourceTopic, expand_partitions
+from segue.protocol.tasks import Expansion, task_id
+from segue.protocol.topology import SubTopologyDescription
 
-from .model import Expansion, Published, SubTopology
+from .model import Published
 
 
 @dataclass(frozen=True)
@@ -36,7 +38,7 @@ class TaskSet:
 
 
 def task_set(
-    subtopologies: tuple[SubTopology, ...],
+    subtopologies: tuple[SubTopologyDescription, ...],
     partitions: Mapping[str, int],
     published: Published | None,
 ) -> TaskSet:
@@ -48,14 +50,17 @@ def task_set(
         if count is None:
             count = _published_count(sub.id, published)
         for p in range(count):
-            tid = f"{sub.id}_{p}"
+            tid = task_id(sub.id, p)
             result.tasks[tid] = sub.stateful
             result.stores[tid] = tuple(zip(sub.stores, sub.changelog_topics, strict=True))
     return result
 
 
 def _count(
-    sub: SubTopology, partitions: Mapping[str, int], old_map: dict[int, Expansion], out: TaskSet
+    sub: SubTopologyDescription,
+    partitions: Mapping[str, int],
+    old_map: dict[int, Expansion],
+    out: TaskSet,
 ) -> int | None:
     missing = [t for t in sub.source_topics if t not in partitions]
     if missing:

@@ -8,15 +8,13 @@ returns frozen dataclasses or plain dicts that the pure decision core consumes:
 - ``kafka``: :class:`KafkaView`, topic partition counts and read_committed end
   offsets (the last stable offsets) through one AdminClient;
 - ``pods``: the API server's pods of one StreamApp → :class:`PodState` by name;
-- ``topology``: the application's shape, from a worker's ``/topology`` or the
-  StreamApp spec → :class:`TopologyDescription`.
+- ``topology``: a worker's ``/topology`` document (the protocol parses it).
 
 Failures are exceptions naming what failed (:class:`ScrapeError`,
 :class:`KafkaObserveError`, the Kubernetes client's ``ApiException``); nothing
 here retries, caches across calls or guesses a missing value.
 """
 
-from segue.operator.api.names import APP_LABEL
 from segue.operator.observe.kafka import KafkaObserveError, KafkaView
 from segue.operator.observe.metrics import (
     ScrapeError,
@@ -26,26 +24,17 @@ from segue.operator.observe.metrics import (
     scrape,
 )
 from segue.operator.observe.pods import PodState, list_app_pods, pod_state
-from segue.operator.observe.topology import (
-    SubTopologyDescription,
-    TopologyDescription,
-    fetch_topology,
-    parse_topology,
-)
+from segue.operator.observe.topology import fetch_topology
 
 __all__ = [
-    "APP_LABEL",
     "KafkaObserveError",
     "KafkaView",
     "PodState",
     "ScrapeError",
-    "SubTopologyDescription",
-    "TopologyDescription",
     "WorkerReport",
     "fetch_topology",
     "list_app_pods",
     "offsets",
-    "parse_topology",
     "parse_worker_metrics",
     "pod_state",
     "scrape",

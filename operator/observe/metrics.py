@@ -22,6 +22,9 @@ from dataclasses import dataclass, field
 from prometheus_client.parser import text_string_to_metric_families
 from prometheus_client.samples import Sample
 
+from segue.protocol import reports as r
+from segue.protocol.names import METRICS_PATH
+
 
 class ScrapeError(Exception):
     """A worker endpoint could not be read; the message starts with ``host:port``."""
@@ -59,18 +62,20 @@ def offsets(report: WorkerReport) -> dict[str, dict[str, int]]:
 
 
 # sample name -> the labels it must carry
+_PROCESSED = f"{r.RECORDS_PROCESSED}_total"
+_ERRORS = f"{r.ASSIGNMENT_ERRORS}_total"
 _LABELS: dict[str, tuple[str, ...]] = {
-    "segue_assignment_generation": (),
-    "segue_task_role": ("task", "role"),
-    "segue_task_state": ("task", "state"),
-    "segue_task_restored_offset": ("task", "store"),
-    "segue_task_local_offset": ("task", "store"),
-    "segue_task_changelog_end_offset": ("task", "store"),
-    "segue_task_lag": ("task",),
-    "segue_task_state_bytes": ("task",),
-    "segue_task_records_processed_total": ("task",),
-    "segue_assignment_errors_total": ("reason",),
-    "segue_worker_ready": (),
+    r.GENERATION: (),
+    r.TASK_ROLE: ("task", "role"),
+    r.TASK_STATE: ("task", "state"),
+    r.RESTORED_OFFSET: ("task", "store"),
+    r.LOCAL_OFFSET: ("task", "store"),
+    r.CHANGELOG_END_OFFSET: ("task", "store"),
+    r.TASK_LAG: ("task",),
+    r.STATE_BYTES: ("task",),
+    _PROCESSED: ("task",),
+    _ERRORS: ("reason",),
+    r.READY: (),
 }
 
 
@@ -82,46 +87,42 @@ def parse_worker_metrics(text: str) -> WorkerReport:
     roles: dict[str, str] = {}
     states: dict[str, str] = {}
     per_store: dict[str, dict[str, dict[str, int]]] = {
-        "segue_task_restored_offset": {},
-        "segue_task_local_offset": {},
-        "segue_task_changelog_end_offset": {},
+        r.RESTORED_OFFSET: {},
+        r.LOCAL_OFFSET: {},
+        r.CHANGELOG_END_OFFSET: {},
     }
-    per_task: dict[str, dict[str, int]] = {
-        "segue_task_lag": {},
-        "segue_task_state_bytes": {},
-        "segue_task_records_processed_total": {},
-    }
+    per_task: dict[str, dict[str, int]] = {r.TASK_LAG: {}, r.STATE_BYTES: {}, _PROCESSED: {}}
     errors: dict[str, int] = {}
     for sample in _samples(text):
         if sample.name not in _LABELS:
             continue
         labels = _labels(sample)
         value = _whole(sample)
-        if sample.name == "segue_assignment_generation":
+        if sample.name == r.GENERATION:
             generation = value
-        elif sample.name == "segue_worker_ready":
+        elif sample.name == r.READY:
             ready = value == 1
-        elif sample.name == "segue_task_role":
+        elif sample.name == r.TASK_ROLE:
             if value == 1:
                 roles[labels[0]] = labels[1]
-        elif sample.name == "segue_task_state":
+        elif sample.name == r.TASK_STATE:
             if value == 1:
                 states[labels[0]] = labels[1]
         elif sample.name in per_store:
             per_store[sample.name].setdefault(labels[0], {})[labels[1]] = value
         elif sample.name in per_task:
             per_task[sample.name][labels[0]] = value
-        else:  # segue_assignment_errors_total
+        else:  # assignment errors
             errors[labels[0]] = value
     return WorkerReport(
         generation=generation,
         roles=roles,
-        restored=per_store["segue_task_restored_offset"],
-        local=per_store["segue_task_local_offset"],
-        changelog_end=per_store["segue_task_changelog_end_offset"],
-        lag=per_task["segue_task_lag"],
-        state_bytes=per_task["segue_task_state_bytes"],
-        processed=per_task["segue_task_records_processed_total"],
+        restored=per_store[r.RESTORED_OFFSET],
+        local=per_store[r.LOCAL_OFFSET],
+        changelog_end=per_store[r.CHANGELOG_END_OFFSET],
+        lag=per_task[r.TASK_LAG],
+        state_bytes=per_task[r.STATE_BYTES],
+        processed=per_task[_PROCESSED],
         errors=errors,
         states=states,
         ready=ready,
@@ -167,7 +168,7 @@ def http_get(host: str, port: int, path: str, timeout: float) -> bytes:
 
 def scrape(host: str, port: int, timeout: float = 2.0) -> WorkerReport:
     """Read and parse one worker's ``/metrics``; :class:`ScrapeError` on any failure."""
-    body = http_get(host, port, "/metrics", timeout)
+    body = http_get(host, port, METRICS_PATH, timeout)
     try:
         return parse_worker_metrics(body.decode("utf-8"))
     except ValueError as exc:  # UnicodeDecodeError is one too

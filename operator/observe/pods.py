@@ -18,7 +18,7 @@ from typing import Any
 
 from kubernetes.client import CoreV1Api, V1Pod
 
-from segue.operator.api.names import APP_LABEL
+from segue.protocol.names import APP_LABEL
 
 PAGE = 500  # pods per list request
 

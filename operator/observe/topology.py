@@ -1,135 +1,26 @@
-"""The shape of a stream application: sub-topologies, their topics and stores.
+"""Read a running worker's ``/topology`` document (``segue.protocol.topology``).
 
-The operator never imports application code. It learns the shape from a running
-worker's ``GET /topology`` (``segue.worker.describe``, docs/protocol.md, "The
-topology endpoint") or, before any pod runs, from the StreamApp spec's
-``subTopologies``. Both arrive here as JSON and leave as one frozen
-:class:`TopologyDescription` with every internal topic name resolved, so the
-decision layer can count tasks (``kafka.KafkaView.partitions`` of the sources)
-and measure lag (end offsets of the changelogs) without knowing which source the
-shape came from. :func:`parse_topology` is pure and names the field it rejects;
-:func:`fetch_topology` is the one HTTP GET, failing with ``metrics.ScrapeError``.
+The one HTTP GET, failing with ``metrics.ScrapeError``; the document is validated by
+the protocol's :func:`~segue.protocol.topology.parse_topology`, which also reads a
+StreamApp spec's ``subTopologies`` before any pod runs.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from segue.operator.observe.metrics import ScrapeError, http_get
-
-
-@dataclass(frozen=True)
-class SubTopologyDescription:
-    id: int
-    source_topics: tuple[str, ...]  # resolved names, repartition topics included
-    stores: tuple[str, ...]
-    changelog_topics: tuple[str, ...]  # one per store, same order
-    repartition_sources: tuple[str, ...]  # the source topics the application owns
-    partitions: int | None  # explicit size of the repartition sources, if declared
-
-
-@dataclass(frozen=True)
-class TopologyDescription:
-    application_id: str
-    subtopologies: tuple[SubTopologyDescription, ...]  # by id
+from segue.protocol.names import TOPOLOGY_PATH
 
 
 def fetch_topology(host: str, port: int, timeout: float = 2.0) -> dict[str, Any]:
     """A worker's ``/topology`` document, unparsed; ScrapeError on any failure."""
-    body = http_get(host, port, "/topology", timeout)
+    body = http_get(host, port, TOPOLOGY_PATH, timeout)
     try:
         doc = json.loads(body)
     except ValueError as exc:
-        raise ScrapeError(f"{host}:{port}: GET /topology: not JSON: {exc}") from exc
+        raise ScrapeError(f"{host}:{port}: GET {TOPOLOGY_PATH}: not JSON: {exc}") from exc
     if not isinstance(doc, dict):
-        raise ScrapeError(f"{host}:{port}: GET /topology: not a JSON object")
+        raise ScrapeError(f"{host}:{port}: GET {TOPOLOGY_PATH}: not a JSON object")
     return doc
-
-
-def parse_topology(doc: Any, application_id: str | None = None) -> TopologyDescription:
-    """Validate a ``/topology`` document, or a StreamApp spec's
-    ``{"subTopologies": [{"id", "sourceTopics", "stores"}]}`` with ``application_id``.
-
-    Missing (or null) ``stores`` are none; missing ``changelogTopics`` derive as
-    ``<application_id>-<store>-changelog``; missing ``repartitionSources`` are the
-    source topics named ``<application_id>-*-repartition``. If both the document
-    and the argument name an application id they must agree. Sub-topologies come
-    back sorted by id. ValueError names the bad field."""
-    if not isinstance(doc, Mapping):
-        raise ValueError(f"topology: expected an object, got {type(doc).__name__}")
-    app = doc.get("applicationId")
-    if app is None:
-        if application_id is None:
-            raise ValueError("applicationId: missing (pass application_id for a StreamApp spec)")
-        app = application_id
-    elif not isinstance(app, str) or not app:
-        raise ValueError(f"applicationId: expected a non-empty string, got {app!r}")
-    elif application_id is not None and app != application_id:
-        raise ValueError(f"applicationId: {app!r} is not the expected {application_id!r}")
-    items = doc.get("subTopologies")
-    if not isinstance(items, list) or not items:
-        raise ValueError(f"subTopologies: expected a non-empty list, got {items!r}")
-    subs = [_sub(item, app, f"subTopologies[{i}]") for i, item in enumerate(items)]
-    ids = [s.id for s in subs]
-    if len(set(ids)) != len(ids):
-        raise ValueError(f"subTopologies: duplicate ids in {ids}")
-    return TopologyDescription(app, tuple(sorted(subs, key=lambda s: s.id)))
-
-
-def _sub(item: Any, app: str, where: str) -> SubTopologyDescription:
-    if not isinstance(item, Mapping):
-        raise ValueError(f"{where}: expected an object, got {type(item).__name__}")
-    sub_id = item.get("id")
-    if not isinstance(sub_id, int) or isinstance(sub_id, bool) or sub_id < 0:
-        raise ValueError(f"{where}.id: expected an integer >= 0, got {sub_id!r}")
-    sources = _names(item.get("sourceTopics"), f"{where}.sourceTopics")
-    if not sources:
-        raise ValueError(f"{where}.sourceTopics: a sub-topology needs a source topic")
-    given = item.get("stores")
-    stores = () if given is None else _names(given, f"{where}.stores")
-    if item.get("changelogTopics") is not None:
-        changelogs = _names(item["changelogTopics"], f"{where}.changelogTopics")
-        if len(changelogs) != len(stores):
-            raise ValueError(
-                f"{where}.changelogTopics: {len(changelogs)} topics for {len(stores)} stores"
-            )
-    else:
-        changelogs = tuple(f"{app}-{store}-changelog" for store in stores)
-    if item.get("repartitionSources") is not None:
-        repartition = _names(item["repartitionSources"], f"{where}.repartitionSources")
-        strays = [t for t in repartition if t not in sources]
-        if strays:
-            raise ValueError(f"{where}.repartitionSources: {strays} are not source topics")
-    else:
-        repartition = tuple(t for t in sources if _is_repartition(t, app))
-    partitions = item.get("partitions")
-    if partitions is not None and (
-        not isinstance(partitions, int) or isinstance(partitions, bool) or partitions < 1
-    ):
-        raise ValueError(
-            f"{where}.partitions: expected null or an integer >= 1, got {partitions!r}"
-        )
-    return SubTopologyDescription(sub_id, sources, stores, changelogs, repartition, partitions)
-
-
-def _names(value: Any, where: str) -> tuple[str, ...]:
-    if not isinstance(value, list):
-        raise ValueError(f"{where}: expected a list of names, got {value!r}")
-    for i, name in enumerate(value):
-        if not isinstance(name, str) or not name:
-            raise ValueError(f"{where}[{i}]: expected a non-empty string, got {name!r}")
-    if len(set(value)) != len(value):
-        raise ValueError(f"{where}: names a topic or store twice: {value}")
-    return tuple(value)
-
-
-def _is_repartition(topic: str, app: str) -> bool:
-    prefix, suffix = f"{app}-", "-repartition"
-    return (
-        len(topic) > len(prefix) + len(suffix)
-        and topic.startswith(prefix)
-        and topic.endswith(suffix)
-    )

@@ -1,8 +1,10 @@
 """The ``segue`` command: one entry point whose subcommands come from each layer.
 
-A subcommand module exposes ``configure(parser)`` and ``run(args) -> int`` and
-keeps heavy imports inside ``run``, so ``segue --help`` stays fast and a layer's
-dependencies load only when that layer is used.
+Subcommands are entry points of the group ``segue.commands`` (``pyproject.toml``): a
+module with ``HELP``, ``configure(parser)`` and ``run(args) -> int`` that keeps heavy imports
+inside ``run``, so ``segue --help`` stays fast and a layer's dependencies load only when
+that layer is used. The dev-only distribution in ``stack/`` adds ``segue stack`` this
+way, so the product's wheel never names it.
 """
 
 from __future__ import annotations
@@ -10,16 +12,9 @@ from __future__ import annotations
 import argparse
 import importlib
 from collections.abc import Sequence
+from importlib.metadata import entry_points, version
 
-from segue import __version__
-
-# name -> (module, one-line help). Later layers add their commands here.
-SUBCOMMANDS: dict[str, tuple[str, str]] = {
-    "stack": ("segue.stack.cli", "run the embedded local stack (Kafka, Kubernetes, pod runner)"),
-    "assign": ("segue.assignor.cli", "preview a placement decision: JSON in, JSON out"),
-    "worker": ("segue.worker.cli", "run a stream application's worker process"),
-    "operator": ("segue.operator.cli", "run the operator that scales StreamApps"),
-}
+GROUP = "segue.commands"
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -27,11 +22,11 @@ def build_parser() -> argparse.ArgumentParser:
         prog="segue",
         description="Scale stateful Kafka stream applications on Kubernetes without downtime.",
     )
-    parser.add_argument("--version", action="version", version=f"segue {__version__}")
+    parser.add_argument("--version", action="version", version=f"segue {version('segue')}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name, (module_name, help_text) in SUBCOMMANDS.items():
-        module = importlib.import_module(module_name)
-        sub = commands.add_parser(name, help=help_text, description=help_text)
+    for point in sorted(entry_points(group=GROUP), key=lambda p: p.name):
+        module = importlib.import_module(point.value)
+        sub = commands.add_parser(point.name, help=module.HELP, description=module.HELP)
         module.configure(sub)
         sub.set_defaults(_run=module.run)
     return parser

@@ -17,10 +17,10 @@ from segue.operator.decide import (
     PodObs,
     Policy,
     Published,
-    SubTopology,
     World,
     decide,
 )
+from segue.protocol.topology import SubTopologyDescription
 
 
 @dataclass
@@ -36,8 +36,8 @@ class Sim:
     app: str = "wc"
     replicas: int = 2
     policy: Policy = field(default_factory=lambda: Policy(acceptable_recovery_lag=10))
-    subtopologies: tuple[SubTopology, ...] = (
-        SubTopology(0, ("in",), ("counts",), ("wc-counts-changelog",)),
+    subtopologies: tuple[SubTopologyDescription, ...] = (
+        SubTopologyDescription(0, ("in",), ("counts",), ("wc-counts-changelog",)),
     )
     partitions: dict[str, int] = field(default_factory=lambda: {"in": 6})
     changelog_end: int = 1000  # records per changelog partition

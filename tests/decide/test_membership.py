@@ -6,7 +6,9 @@ from dataclasses import replace
 
 import pytest
 
-from segue.operator.decide import DocumentError, Expansion, Published, Roles, decode, encode
+from segue import protocol
+from segue.operator.decide import Published, Roles, from_document, to_document
+from segue.protocol import DocumentError, Expansion
 
 from .sim import Sim
 from .test_scaling import one_owner_each
@@ -98,6 +100,14 @@ def test_a_missing_source_topic_is_degraded_and_keeps_the_last_assignment() -> N
     degraded = {c.type: c for c in plan.status.conditions}["Degraded"]
     assert degraded.reason == "SourceTopicMissing"
     assert "in" in degraded.message
+
+
+def encode(published: Published, application_id: str) -> bytes:
+    return protocol.encode(to_document(published, application_id))
+
+
+def decode(blob: bytes) -> Published:
+    return from_document(protocol.decode(blob))
 
 
 def test_the_document_round_trips_and_is_deterministic() -> None:

@@ -23,6 +23,14 @@ def create(bootstrap: str, topics: dict[str, int]) -> None:
     new = [NewTopic(name, num_partitions=n, replication_factor=1) for name, n in topics.items()]
     for future in admin.create_topics(new).values():
         future.result(timeout=30)
+    # The controller answers before every broker's metadata cache has the topics: wait
+    # until a fresh client sees them, so the tests start from topics that exist.
+    deadline = time.monotonic() + 30
+    while any(
+        admin.list_topics(topic=name, timeout=10).topics[name].error is not None for name in topics
+    ):
+        assert time.monotonic() < deadline, f"topics {sorted(topics)} never appeared"
+        time.sleep(0.1)
 
 
 def eventually(read: Callable[[], T], expected: T, timeout: float = 30.0) -> None:

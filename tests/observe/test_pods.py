@@ -14,7 +14,8 @@ from typing import Any
 import pytest
 from kubernetes import client
 
-from segue.operator.observe import APP_LABEL, PodState, list_app_pods, pod_state
+from segue.operator.observe import PodState, list_app_pods, pod_state
+from segue.protocol.names import APP_LABEL
 
 CREATED = datetime(2026, 3, 1, 12, 0, 0, tzinfo=UTC)
 

@@ -16,16 +16,8 @@ from typing import Any
 
 import pytest
 
-from segue.operator.observe import (
-    KafkaView,
-    ScrapeError,
-    SubTopologyDescription,
-    TopologyDescription,
-    fetch_topology,
-    offsets,
-    parse_topology,
-    scrape,
-)
+from segue.operator.observe import KafkaView, ScrapeError, fetch_topology, offsets, scrape
+from segue.protocol.topology import SubTopologyDescription, TopologyDescription, parse_topology
 from segue.stack.process import free_port
 from segue.worker import STRING, Topology
 from segue.worker.apps import tally, wordcount
@@ -34,7 +26,7 @@ from segue.worker.http import serve
 from segue.worker.metrics import Snapshot, StoreReport, TaskReport, WorkerMetrics
 
 # tests/ is on sys.path under pytest (tests/worker imports as `worker`)
-from worker.harness import WorkerProcess, assignment, create_topics, produce, publish
+from tests.worker.harness import WorkerProcess, assignment, create_topics, produce, publish
 
 
 def noop(record: Any, ctx: Any) -> None:
@@ -43,7 +35,7 @@ def noop(record: Any, ctx: Any) -> None:
 
 def test_describe_wordcount_under_another_application_id() -> None:
     app = wordcount.topology(input="lines", output="counts")
-    assert describe(app, "wc-prod") == {
+    assert describe(app, "wc-prod").document() == {
         "applicationId": "wc-prod",
         "subTopologies": [
             {
@@ -74,7 +66,7 @@ def test_describe_explicit_repartition_sizes_and_several_sources() -> None:
     a, b = app.store("a"), app.store("b")
     app.subtopology([orders], noop, sinks=[by_user])
     app.subtopology([by_user, users], noop, stores=[a, b])
-    sub = describe(app, "joins")["subTopologies"][1]
+    sub = describe(app, "joins").document()["subTopologies"][1]
     assert sub == {
         "id": 1,
         "sourceTopics": ["joins-by-user-repartition", "users"],
@@ -86,7 +78,7 @@ def test_describe_explicit_repartition_sizes_and_several_sources() -> None:
 
 
 def test_parse_what_describe_serves() -> None:
-    doc = describe(tally.topology(input="in", output="out"), "tally-7")
+    doc = describe(tally.topology(input="in", output="out"), "tally-7").document()
     assert parse_topology(doc) == TopologyDescription(
         "tally-7",
         (SubTopologyDescription(0, ("in",), ("counts",), ("tally-7-counts-changelog",), (), None),),
@@ -266,7 +258,7 @@ def test_a_running_worker_observed_as_the_operator_will(
     # The shape: served before anything is assigned or ready, under the id in effect.
     worker.wait_for("/topology", lambda: worker.get("/topology")[0] == 200)
     doc = fetch_topology("127.0.0.1", worker.port)
-    assert doc == describe(wordcount.topology(input=source, output=output), app_id)
+    assert doc == describe(wordcount.topology(input=source, output=output), app_id).document()
     shape = parse_topology(doc, application_id=app_id)
     changelog = f"{app_id}-counts-store-changelog"
     assert shape.subtopologies[1].changelog_topics == (changelog,)

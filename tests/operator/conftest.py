@@ -13,9 +13,10 @@ from typing import Any
 
 import pytest
 import yaml
-from e2e import Apps, OperatorProcess
 
 from segue.operator.api import API_VERSION, KIND
+
+from .e2e import Apps, OperatorProcess
 
 CRD_FILE = Path(__file__).resolve().parents[2] / "crds" / "streamapp.yaml"
 

@@ -14,11 +14,12 @@ from typing import Any
 
 import pytest
 from confluent_kafka.admin import AdminClient, NewPartitions
-from e2e import Apps, OperatorProcess, keyed_input, streamapp, wait_for, worker_command
-from test_e2e_scaling import diagnose
 
-from worker.harness import create_topics, read_committed
-from worker.scenarios import check_exact
+from tests.worker.harness import create_topics, read_committed
+from tests.worker.scenarios import check_exact
+
+from .e2e import Apps, OperatorProcess, keyed_input, streamapp, wait_for, worker_command
+from .test_e2e_scaling import diagnose
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(600)]
 

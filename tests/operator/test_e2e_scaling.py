@@ -10,7 +10,11 @@ import uuid
 from typing import Any
 
 import pytest
-from e2e import (
+
+from segue.operator.api import GROUP, PLURAL, VERSION
+from tests.worker.harness import create_topics, read_committed
+
+from .e2e import (
     Apps,
     OperatorProcess,
     exact_counts,
@@ -19,9 +23,6 @@ from e2e import (
     wait_for,
     worker_command,
 )
-
-from segue.operator.api import GROUP, PLURAL, VERSION
-from worker.harness import create_topics, read_committed
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(600)]
 PARTITIONS = 6
@@ -168,7 +169,7 @@ def running(
 
 
 def prefill(kafka: Any, source: str, lines: int, words: int = 60) -> dict[str, int]:
-    from worker.harness import produce
+    from tests.worker.harness import produce
 
     sent: dict[str, int] = {}
     records = []

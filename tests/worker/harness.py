@@ -8,7 +8,6 @@ consumer of an exactly-once application would.
 
 from __future__ import annotations
 
-import base64
 import json
 import os
 import signal
@@ -25,8 +24,10 @@ from confluent_kafka import Consumer, IsolationLevel, KafkaError, Producer, Topi
 from confluent_kafka.admin import AdminClient, NewTopic, OffsetSpec
 from prometheus_client.parser import text_string_to_metric_families
 
+from segue.protocol import AssignmentDocument, MemberTasks, encode
+from segue.protocol.document import configmap_data
+from segue.protocol.names import MANAGED_BY, MANAGER
 from segue.stack.process import free_port
-from segue.worker.assignment import AssignmentDocument, MemberTasks, encode_document
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -126,13 +127,19 @@ def assignment(
 
 def publish(kube_api: Any, namespace: str, name: str, document: AssignmentDocument) -> None:
     """Create or replace the assignment ConfigMap, as the operator does."""
+    publish_encoded(kube_api, namespace, name, document.generation, encode(document))
+
+
+def publish_encoded(kube_api: Any, namespace: str, name: str, generation: int, blob: bytes) -> None:
+    """Publish an already encoded document (which may be one the protocol refuses)."""
     from kubernetes import client
 
     core = client.CoreV1Api(kube_api)
+    data, binary_data = configmap_data(generation, blob)
     body = client.V1ConfigMap(
-        metadata=client.V1ObjectMeta(name=name, labels={"app.kubernetes.io/managed-by": "segue"}),
-        data={"generation": str(document.generation)},
-        binary_data={"assignment.json.gz": base64.b64encode(encode_document(document)).decode()},
+        metadata=client.V1ObjectMeta(name=name, labels={MANAGED_BY: MANAGER}),
+        data=data,
+        binary_data=binary_data,
     )
     try:
         core.replace_namespaced_config_map(name, namespace, body)

@@ -1,75 +1,21 @@
-"""Unit tests of the worker's pure logic: task ids and partition mapping, the
-generation diff, the assignment document, checkpoints, topic resolution, config."""
+"""Unit tests of the worker's pure logic: the generation diff, checkpoints, topic
+resolution, config. Task ids and the assignment document are tests/protocol's."""
 
 from __future__ import annotations
 
-import base64
-import gzip
-import json
 from pathlib import Path
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from segue.protocol.tasks import Expansion
 from segue.worker import INT64, STRING, Topology
-from segue.worker.assignment import (
-    AssignmentDocument,
-    AssignmentError,
-    MemberTasks,
-    decode_configmap,
-    encode_document,
-)
 from segue.worker.config import from_sources
 from segue.worker.plan import diff
 from segue.worker.serdes import MalformedRecord
 from segue.worker.state.checkpoint import Checkpoint, CorruptCheckpoint, decode, encode
-from segue.worker.tasks import (
-    Expansion,
-    TaskId,
-    copartitioning_error,
-    source_partitions,
-    task_for_partition,
-)
 from segue.worker.topics import resolve
-
-# -- tasks --
-
-
-def test_task_ids_parse_like_the_assignor() -> None:
-    assert TaskId.parse("1_3") == TaskId(1, 3)
-    assert str(TaskId(12, 0)) == "12_0"
-    for bad in ("1-3", "01_3", "1_", "_1", "a_b", "1_2_3", ""):
-        with pytest.raises(ValueError, match="malformed task id"):
-            TaskId.parse(bad)
-
-
-def test_source_partitions_without_and_with_expansion() -> None:
-    assert source_partitions(TaskId(0, 1), 3, None) == [1]
-    assert source_partitions(TaskId(0, 5), 3, None) == []
-    assert source_partitions(TaskId(0, 1), 12, Expansion(6, 12)) == [1, 7]
-    # Partitions the operator has not published yet are not read.
-    assert source_partitions(TaskId(0, 1), 24, Expansion(6, 12)) == [1, 7]
-    assert source_partitions(TaskId(0, 1), 8, Expansion(6, 12)) == [1, 7]
-
-
-@given(st.integers(1, 16), st.integers(0, 4), st.integers(0, 15))
-def test_every_partition_belongs_to_exactly_one_task(initial: int, factor: int, sub: int) -> None:
-    current = initial * (factor + 1)
-    expansion = Expansion(initial, current)
-    owners: dict[int, TaskId] = {}
-    for t in range(initial):
-        for p in source_partitions(TaskId(sub, t), current, expansion):
-            assert p not in owners
-            owners[p] = TaskId(sub, t)
-    assert sorted(owners) == list(range(current))
-    assert all(task_for_partition(sub, p, expansion) == owner for p, owner in owners.items())
-
-
-def test_copartitioning() -> None:
-    assert copartitioning_error({"a": 3, "b": 3}) is None
-    assert "a=3, b=4" in (copartitioning_error({"b": 4, "a": 3}) or "")
-
 
 # -- plan --
 
@@ -108,62 +54,6 @@ def test_applying_a_plan_yields_the_desired_roles(current: dict, desired: dict) 
         set(plan.stop) | set(plan.demote) | set(plan.relabel) | set(plan.promote) | set(plan.start)
     )
     assert touched == {t for t in set(current) | set(desired) if current.get(t) != desired.get(t)}
-
-
-# -- the assignment document --
-
-
-def _doc(**members: MemberTasks) -> AssignmentDocument:
-    return AssignmentDocument(
-        version=1,
-        application_id="wc",
-        generation=7,
-        members=members,
-        partition_map={"1": {"initial_partitions": 6, "current_partitions": 12}},
-    )
-
-
-def _configmap(doc: AssignmentDocument, generation: str | None = None) -> tuple[dict, dict]:
-    data = {"generation": generation if generation is not None else str(doc.generation)}
-    return data, {"assignment.json.gz": base64.b64encode(encode_document(doc)).decode()}
-
-
-def test_document_round_trips_through_the_configmap() -> None:
-    doc = _doc(**{"wc-0": MemberTasks(active=["0_0", "1_2"], standby=["1_0"])})
-    decoded = decode_configmap(*_configmap(doc))
-    assert decoded == doc
-    assert decoded.roles_of("wc-0") == ({"0_0": "active", "1_2": "active", "1_0": "standby"}, [])
-    assert decoded.roles_of("wc-9") == ({}, [])  # not listed: runs nothing
-    assert decoded.expansions() == {1: Expansion(6, 12)}
-
-
-def test_a_task_in_two_roles_is_a_conflict_not_a_guess() -> None:
-    doc = _doc(**{"wc-0": MemberTasks(active=["0_0", "0_1"], learning=["0_1"])})
-    assert doc.roles_of("wc-0") == ({"0_0": "active"}, ["0_1"])
-
-
-@pytest.mark.parametrize(
-    ("data", "binary"),
-    [
-        ({"generation": "8"}, None),  # generations disagree (filled in below)
-        ({"generation": "7"}, {}),
-        ({"generation": "7"}, {"assignment.json.gz": "not base64!"}),
-        ({"generation": "7"}, {"assignment.json.gz": base64.b64encode(b"not gzip").decode()}),
-        (
-            {"generation": "7"},
-            {
-                "assignment.json.gz": base64.b64encode(
-                    gzip.compress(json.dumps({"version": 2}).encode())
-                ).decode()
-            },
-        ),
-    ],
-)
-def test_invalid_configmaps_are_rejected(data: dict, binary: dict | None) -> None:
-    if binary is None:
-        binary = _configmap(_doc())[1]
-    with pytest.raises(AssignmentError):
-        decode_configmap(data, binary)
 
 
 # -- checkpoints --

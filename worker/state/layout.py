@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from segue.protocol.tasks import TaskId
 from segue.worker.state.checkpoint import Checkpoint, CorruptCheckpoint
 from segue.worker.state.engine import Engine, StoreCorrupt
-from segue.worker.tasks import TaskId
 
 
 class StateLayout:

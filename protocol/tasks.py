@@ -1,13 +1,13 @@
-"""Task ids and which partitions a task reads: pure functions, no I/O.
+"""Task ids, and which source partitions a task reads.
 
-A task is one partition of one sub-topology, ``"<sub>_<partition>"``, exactly the
-assignor's ids (``segue.assignor.ids``, re-parsed here so the data plane does not
-depend on the decision core). With no partition expansion, task ``s_t`` reads
-partition ``t`` of each source topic of sub-topology ``s`` and writes partition
-``t`` of each of its changelogs. After an expansion (seed 004, ``partition_map``
-in docs/protocol.md) it reads every source partition ``p`` with
-``p mod initial == t``; the changelogs keep ``initial`` partitions, so the task
-count never changes.
+A task is one partition of one sub-topology, ``"<sub>_<partition>"`` (Kafka Streams'
+``TaskId``), and sorts numerically by (sub-topology, partition). With no partition
+expansion, task ``s_t`` reads partition ``t`` of each source topic of sub-topology ``s``
+and writes partition ``t`` of each changelog. After an expansion (seed 004, the
+document's ``partition_map``) it reads every source partition ``p`` with
+``p mod initial == t``; changelogs keep ``initial`` partitions, so the task count never
+changes. The assignor decides expansions (``segue.assignor.expansion``); the worker
+reads by these rules.
 """
 
 from __future__ import annotations
@@ -16,10 +16,11 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-_TASK_ID = re.compile(r"^(0|[1-9][0-9]*)_(0|[1-9][0-9]*)$")
+TASK_ID_PATTERN = r"^(0|[1-9][0-9]*)_(0|[1-9][0-9]*)$"
+_TASK_ID = re.compile(TASK_ID_PATTERN)
 
 
-@dataclass(frozen=True, order=True)
+@dataclass(frozen=True, order=True, slots=True)
 class TaskId:
     subtopology: int
     partition: int
@@ -29,13 +30,26 @@ class TaskId:
 
     @classmethod
     def parse(cls, text: str) -> TaskId:
+        """``"1_3"`` -> ``TaskId(1, 3)``; ValueError names a malformed id."""
         match = _TASK_ID.match(text)
         if match is None:
-            raise ValueError(f"malformed task id {text!r}: expected '<subtopology>_<partition>'")
+            raise ValueError(
+                f"malformed task id {text!r}: expected '<subtopology>_<partition>', e.g. '1_3'"
+            )
         return cls(int(match.group(1)), int(match.group(2)))
 
 
-@dataclass(frozen=True)
+def task_id(subtopology: int, partition: int) -> str:
+    return f"{subtopology}_{partition}"
+
+
+def task_sort_key(task: str) -> tuple[int, int]:
+    """Sort task id strings as Kafka Streams does: numerically, sub-topology first."""
+    parsed = TaskId.parse(task)
+    return parsed.subtopology, parsed.partition
+
+
+@dataclass(frozen=True, slots=True)
 class Expansion:
     """A sub-topology whose source topics grew from ``initial`` to ``current`` partitions."""
 
@@ -53,10 +67,10 @@ def task_count(source_partitions: int, expansion: Expansion | None) -> int:
 
 
 def source_partitions(task: TaskId, available: int, expansion: Expansion | None) -> list[int]:
-    """The source partitions (of each source topic) task ``task`` reads.
+    """The source partitions (of each source topic) ``task`` reads.
 
-    ``available`` is the partition count the worker sees in the topic metadata;
-    partitions the operator has not published in ``partition_map`` yet are not read.
+    ``available`` is the partition count the reader sees in the topic metadata;
+    partitions not yet published in ``partition_map`` are not read.
     """
     if expansion is None:
         return [task.partition] if task.partition < available else []

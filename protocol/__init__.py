@@ -1,0 +1,49 @@
+"""segue.protocol: the contract between the operator and the workers, defined once.
+
+Both sides import it; it imports nothing else of Segue, does no I/O and needs only the
+standard library and pydantic (an import-linter contract and ``tests/protocol`` hold it
+to that). docs/protocol.md is its prose; each module here is one part of it:
+
+- :mod:`.document`: the assignment document (model, version, encode/decode, its
+  ConfigMap keys and size limit);
+- :mod:`.tasks`: task ids and which source partitions a task reads (seed 004);
+- :mod:`.names`: topic names (changelogs, repartition topics, transactional ids), the
+  assignment ConfigMap's name, labels, pod environment variables, ports and paths;
+- :mod:`.reports`: the metric names a worker exports and the operator scrapes;
+- :mod:`.topology`: the ``/topology`` document a worker serves.
+"""
+
+from segue.protocol.document import (
+    DOCUMENT_KEY,
+    DOCUMENT_VERSION,
+    GENERATION_KEY,
+    MAX_DOCUMENT_BYTES,
+    AssignmentDocument,
+    DocumentError,
+    MemberTasks,
+    PartitionMapEntry,
+    Role,
+    UnsupportedVersion,
+    decode,
+    decode_configmap,
+    encode,
+)
+from segue.protocol.tasks import Expansion, TaskId
+
+__all__ = [
+    "DOCUMENT_KEY",
+    "DOCUMENT_VERSION",
+    "GENERATION_KEY",
+    "MAX_DOCUMENT_BYTES",
+    "AssignmentDocument",
+    "DocumentError",
+    "Expansion",
+    "MemberTasks",
+    "PartitionMapEntry",
+    "Role",
+    "TaskId",
+    "UnsupportedVersion",
+    "decode",
+    "decode_configmap",
+    "encode",
+]

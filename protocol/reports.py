@@ -1,0 +1,50 @@
+"""What a worker reports about itself on :data:`~.names.METRICS_PATH`, and what it means.
+
+The worker exports these (``segue.worker.metrics``); the operator scrapes and parses
+them (``segue.operator.observe.metrics``) to learn how far each copy of each task is
+and which tasks cannot run. The table in docs/protocol.md explains each one. Counters
+are exported with Prometheus' ``_total`` suffix; the names here are the families'.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Final
+
+GENERATION: Final = "segue_assignment_generation"  # the generation applied
+TASK_ROLE: Final = "segue_task_role"  # {task, role} 1 for the role it runs in
+TASK_STATE: Final = "segue_task_state"  # {task, state} 1 for its TaskState
+TASK_ERROR: Final = "segue_task_error"  # {task, reason, message} 1 while it cannot run
+RESTORED_OFFSET: Final = "segue_task_restored_offset"  # {task, store} next offset to read
+CHANGELOG_END_OFFSET: Final = "segue_task_changelog_end_offset"  # {task, store} as last seen
+LOCAL_OFFSET: Final = "segue_task_local_offset"  # {task, store} on disk, not assigned
+TASK_LAG: Final = "segue_task_lag"  # {task} changelog records behind
+STATE_BYTES: Final = "segue_task_state_bytes"  # {task} bytes of local state
+RECORDS_PROCESSED: Final = "segue_task_records_processed"  # counter {task}
+RECORDS_RESTORED: Final = "segue_task_restored_records"  # counter {task, store}
+RECORDS_SKIPPED: Final = "segue_records_skipped"  # counter {task, reason}
+TASK_FENCED: Final = "segue_task_fenced"  # counter {task}
+ASSIGNMENT_ERRORS: Final = "segue_assignment_errors"  # counter {reason}
+READY: Final = "segue_worker_ready"  # 1 when every active task is running
+
+
+class TaskState(StrEnum):
+    """Where a task the worker holds is (the ``state`` label of :data:`TASK_STATE`)."""
+
+    STARTING = "starting"  # active, waiting to fence the previous owner
+    RESTORING = "restoring"  # active, fenced, catching up its stores
+    RUNNING = "running"  # active and processing
+    STANDBY = "standby"  # a standby or learner copy, following the changelog
+    FAILED = "failed"  # cannot run now; retried with back-off (see TASK_ERROR)
+    FENCED = "fenced"  # a newer owner took it; down until a generation assigns it again
+
+
+class AssignmentErrorReason(StrEnum):
+    """The ``reason`` label of :data:`ASSIGNMENT_ERRORS`: why (part of) a generation
+    was not applied."""
+
+    INVALID_DOCUMENT = "invalid_document"
+    UNSUPPORTED_VERSION = "unsupported_version"
+    APPLICATION_MISMATCH = "application_mismatch"
+    CONFLICTING_ROLES = "conflicting_roles"
+    UNKNOWN_TASK = "unknown_task"
