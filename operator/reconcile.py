@@ -19,9 +19,16 @@ from kubernetes.client import CoreV1Api, CustomObjectsApi, RbacAuthorizationV1Ap
 from kubernetes.client.exceptions import ApiException
 
 from segue.operator.act import apply, events, objects
-from segue.operator.act.status import memory_from_status, status_patch
+from segue.operator.act.status import (
+    build_status,
+    condition,
+    conditions_from_status,
+    memory_from_status,
+    status_patch,
+)
 from segue.operator.api import GROUP, PLURAL, VERSION, InvalidStreamApp, StreamApp
 from segue.operator.api.names import claim
+from segue.operator.api.status import StreamAppStatus, find_condition
 from segue.operator.decide import Condition, Plan, World, decide
 from segue.operator.metrics import OperatorMetrics
 from segue.operator.observation import Observer, credentials, pod_obs, policy, read_assignment
@@ -79,7 +86,7 @@ class Reconciler:
         try:
             app = StreamApp.from_object(obj)
         except InvalidStreamApp as exc:
-            self._refused(namespace, name, "InvalidSpec", str(exc))
+            self._refused(namespace, name, obj, "InvalidSpec", str(exc))
             return self.settings.idle_interval
         uid, generation = meta["uid"], int(meta.get("generation", 0))
         secret = credentials(self.core, namespace, app)
@@ -99,7 +106,7 @@ class Reconciler:
             world, assignment_rv = self._observe(namespace, name, app, obj, secret)
         except DocumentError as exc:
             # Never publish over a document this operator cannot read (a newer one wrote it?)
-            self._refused(namespace, name, "AssignmentUnreadable", str(exc))
+            self._refused(namespace, name, obj, "AssignmentUnreadable", str(exc))
             return self.settings.idle_interval
         plan = decide(world)
         target = Target(namespace, name, app, obj, sorted(secret))
@@ -125,7 +132,6 @@ class Reconciler:
             t: partitions[t] for s in subs or () for t in s.changelog_topics if t in partitions
         }
         ends = view.end_offsets(changelogs) if changelogs else {}
-        status = obj.get("status") or {}
         world = World(
             now=time.time(),
             app=name,
@@ -137,13 +143,8 @@ class Reconciler:
             end_offsets=ends,
             published=assignment.published,
             pods={n: pod_obs(s, reports.get(n)) for n, s in states.items()},
-            memory=memory_from_status(status),
-            conditions={
-                c["type"]: Condition(
-                    c["type"], c["status"], c.get("reason", ""), c.get("message", "")
-                )
-                for c in status.get("conditions") or []
-            },
+            memory=memory_from_status(app.status),
+            conditions=conditions_from_status(app.status),
             topology_error=topology_error,
         )
         return world, assignment.resource_version
@@ -180,16 +181,15 @@ class Reconciler:
         if app.spec.state.volume_claim is not None:
             for member in plan.delete_claims:
                 apply.delete_claim(self.core, namespace, claim(member))
-        patch = status_patch(
-            plan, name, obj.get("status"), int(obj["metadata"].get("generation", 0)), now
-        )
+        generation = int(obj["metadata"].get("generation", 0))
+        status = build_status(plan, name, app.status, generation, now)
         self.custom.patch_namespaced_custom_object_status(
             GROUP,
             VERSION,
             namespace,
             PLURAL,
             name,
-            patch,
+            status_patch(status, obj.get("status")),
             _content_type="application/merge-patch+json",
         )
         for event in plan.events:
@@ -208,29 +208,29 @@ class Reconciler:
         self.metrics.learners.labels(*labels).set(plan.learners)
         self.metrics.generation.labels(*labels).set(plan.status.generation)
 
-    def _refused(self, namespace: str, name: str, reason: str, message: str) -> None:
+    def _refused(
+        self, namespace: str, name: str, obj: dict[str, Any], reason: str, message: str
+    ) -> None:
         """Nothing can be decided: say why in ``Degraded`` and leave everything running."""
-        now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-        body = {
-            "status": {
-                "phase": "Degraded",
-                "conditions": [
-                    {
-                        "type": "Degraded",
-                        "status": "True",
-                        "reason": reason,
-                        "message": message,
-                        "lastTransitionTime": now,
-                    }
-                ],
-            }
-        }
+        generation = int(obj["metadata"].get("generation", 0))
+        raw = obj.get("status") or {}
+        try:
+            before = StreamAppStatus.model_validate(raw).conditions
+        except ValueError:
+            before = None
+        degraded = Condition("Degraded", "True", reason, message)
+        status = StreamAppStatus(
+            phase="Degraded",
+            conditions=[
+                condition(degraded, find_condition(before, "Degraded"), generation, time.time())
+            ],
+        )
         self.custom.patch_namespaced_custom_object_status(
             GROUP,
             VERSION,
             namespace,
             PLURAL,
             name,
-            body,
+            {"status": status.model_dump(mode="json", exclude_none=True)},
             _content_type="application/merge-patch+json",
         )

@@ -1,104 +1,126 @@
-"""The status patch: the decision core's :class:`~segue.operator.decide.Status` and
-:class:`~segue.operator.decide.Memory` in the CRD's shape (``segue.operator.api``).
+"""The StreamApp's ``status``, written through its one model (``segue.operator.api.status``).
 
-A JSON merge patch, so maps the machine dropped a key from (a joiner admitted, a
-handover done) carry an explicit ``null`` for it. A condition keeps its
-``lastTransitionTime`` while its status stays the same, as Kubernetes conventions ask.
+The decision core's :class:`~segue.operator.decide.Status` and
+:class:`~segue.operator.decide.Memory` become a :class:`StreamAppStatus`; the patch sent
+is a JSON merge patch from the status as last read to that one, so keys the machine
+dropped (a joiner admitted, a handover done) go out as an explicit ``null``. A condition
+keeps its ``lastTransitionTime`` while its status stays the same, as Kubernetes
+conventions ask. Times are written in one format (:func:`to_timestamp`).
 """
 
 from __future__ import annotations
 
-import datetime as dt
 from collections.abc import Mapping
 from typing import Any
 
 from segue.operator.api.names import selector
-from segue.operator.decide import Handover, Memory, Plan
+from segue.operator.api.status import (
+    Condition,
+    Handover,
+    MemberStatus,
+    ScalingMemory,
+    StreamAppStatus,
+    find_condition,
+    from_timestamp,
+    to_timestamp,
+)
+from segue.operator.decide import Condition as Decided
+from segue.operator.decide import Handover as Tracked
+from segue.operator.decide import Memory, Plan
 
 
-def to_time(seconds: float) -> str:
-    return dt.datetime.fromtimestamp(seconds, dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-
-
-def from_time(text: str) -> float:
-    return dt.datetime.fromisoformat(text.replace("Z", "+00:00").replace("z", "+00:00")).timestamp()
-
-
-def memory_from_status(status: Mapping[str, Any] | None) -> Memory:
-    scaling = (status or {}).get("scaling") or {}
-    forced = scaling.get("forcedAt")
+def memory_from_status(status: StreamAppStatus | None) -> Memory:
+    scaling = (status.scaling if status else None) or ScalingMemory()
     return Memory(
-        joining={k: from_time(v) for k, v in (scaling.get("joining") or {}).items() if v},
-        leaving={k: from_time(v) for k, v in (scaling.get("leaving") or {}).items() if v},
-        absent={k: from_time(v) for k, v in (scaling.get("absent") or {}).items() if v},
-        handovers={
-            t: Handover(h["to"], from_time(h["since"]))
-            for t, h in (scaling.get("handovers") or {}).items()
-            if h
-        },
-        forced_at=from_time(forced) if forced else None,
+        joining={k: from_timestamp(v) for k, v in scaling.joining.items()},
+        leaving={k: from_timestamp(v) for k, v in scaling.leaving.items()},
+        absent={k: from_timestamp(v) for k, v in scaling.absent.items()},
+        handovers={t: Tracked(h.to, from_timestamp(h.since)) for t, h in scaling.handovers.items()},
+        forced_at=from_timestamp(scaling.forced_at) if scaling.forced_at else None,
+        last_scale=(
+            from_timestamp(status.last_scale_time) if status and status.last_scale_time else None
+        ),
     )
 
 
-def status_patch(
-    plan: Plan, app: str, previous: Mapping[str, Any] | None, observed_generation: int, now: float
-) -> dict[str, Any]:
-    previous = previous or {}
-    old_scaling = previous.get("scaling") or {}
-    memory, status = plan.memory, plan.status
-    before = {c.get("type"): c for c in previous.get("conditions") or []}
-    conditions = []
-    for c in status.conditions:
-        old = before.get(c.type)
-        since = old["lastTransitionTime"] if old and old.get("status") == c.status else to_time(now)
-        conditions.append(
-            {
-                "type": c.type,
-                "status": c.status,
-                "reason": c.reason,
-                "message": c.message,
-                "lastTransitionTime": since,
-                "observedGeneration": observed_generation,
-            }
-        )
+def conditions_from_status(status: StreamAppStatus | None) -> dict[str, Decided]:
     return {
-        "status": {
-            "phase": status.phase,
-            "replicas": status.replicas,
-            "readyReplicas": status.ready_replicas,
-            "selector": selector(app),
-            "assignmentGeneration": status.generation,
-            "maxLag": status.max_lag,
-            "observedGeneration": observed_generation,
-            "members": [
-                {
-                    "name": s.name,
-                    "role": s.role,
-                    "active": s.active,
-                    "standby": s.standby,
-                    "learning": s.learning,
-                    "ready": s.ready,
-                    **({"maxLag": s.max_lag} if s.max_lag is not None else {}),
-                }
-                for s in status.members
-            ],
-            "conditions": conditions,
-            "scaling": {
-                "joining": _map(memory.joining, old_scaling.get("joining"), to_time),
-                "leaving": _map(memory.leaving, old_scaling.get("leaving"), to_time),
-                "absent": _map(memory.absent, old_scaling.get("absent"), to_time),
-                "handovers": _map(
-                    memory.handovers,
-                    old_scaling.get("handovers"),
-                    lambda h: {"to": h.to, "since": to_time(h.since)},
-                ),
-                "forcedAt": to_time(memory.forced_at) if memory.forced_at is not None else None,
-            },
-        }
+        c.type: Decided(c.type, c.status, c.reason, c.message)
+        for c in (status.conditions if status else None) or []
     }
 
 
-def _map(new: Mapping[str, Any], old: Mapping[str, Any] | None, convert: Any) -> dict[str, Any]:
-    out: dict[str, Any] = {k: None for k in old or {} if k not in new}
-    out.update({k: convert(v) for k, v in new.items()})
+def build_status(
+    plan: Plan, app: str, previous: StreamAppStatus | None, observed_generation: int, now: float
+) -> StreamAppStatus:
+    memory, status = plan.memory, plan.status
+    before = previous.conditions if previous else None
+    return StreamAppStatus(
+        phase=status.phase,
+        replicas=status.replicas,
+        ready_replicas=status.ready_replicas,
+        selector=selector(app),
+        assignment_generation=status.generation,
+        max_lag=status.max_lag,
+        observed_generation=observed_generation,
+        last_scale_time=to_timestamp(memory.last_scale) if memory.last_scale is not None else None,
+        members=[
+            MemberStatus(
+                name=s.name,
+                role=s.role,
+                active=s.active,
+                standby=s.standby,
+                learning=s.learning,
+                max_lag=s.max_lag,
+                ready=s.ready,
+            )
+            for s in status.members
+        ],
+        conditions=[
+            condition(c, find_condition(before, c.type), observed_generation, now)
+            for c in status.conditions
+        ],
+        scaling=ScalingMemory(
+            joining={k: to_timestamp(v) for k, v in memory.joining.items()},
+            leaving={k: to_timestamp(v) for k, v in memory.leaving.items()},
+            absent={k: to_timestamp(v) for k, v in memory.absent.items()},
+            handovers={
+                t: Handover(to=h.to, since=to_timestamp(h.since))
+                for t, h in memory.handovers.items()
+            },
+            forced_at=to_timestamp(memory.forced_at) if memory.forced_at is not None else None,
+        ),
+    )
+
+
+def condition(
+    decided: Decided, old: Condition | None, observed_generation: int, now: float
+) -> Condition:
+    """A condition as written: its transition time kept while its status holds."""
+    same = old is not None and old.status == decided.status
+    return Condition(
+        type=decided.type,
+        status=decided.status,
+        reason=decided.reason,
+        message=decided.message,
+        last_transition_time=old.last_transition_time if old and same else to_timestamp(now),
+        observed_generation=observed_generation,
+    )
+
+
+def status_patch(new: StreamAppStatus, previous: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The merge patch (RFC 7386) that turns the status as read into ``new``."""
+    return {"status": merge_patch(previous or {}, new.model_dump(mode="json", exclude_none=True))}
+
+
+def merge_patch(old: Mapping[str, Any], new: Mapping[str, Any]) -> dict[str, Any]:
+    """``new``, plus ``None`` for every key of ``old`` it lacks, at every object level
+    (lists are replaced whole, as merge patches replace them)."""
+    out: dict[str, Any] = {k: None for k in old if k not in new}
+    for key, value in new.items():
+        was = old.get(key)
+        if isinstance(value, dict) and isinstance(was, dict):
+            out[key] = merge_patch(was, value)
+        else:
+            out[key] = value
     return out

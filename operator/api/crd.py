@@ -176,6 +176,11 @@ def render_crd() -> dict[str, Any]:
                             "jsonPath": ".status.assignmentGeneration",
                         },
                         {"name": "Lag", "type": "integer", "jsonPath": ".status.maxLag"},
+                        {
+                            "name": "Last Scale",
+                            "type": "date",
+                            "jsonPath": ".status.lastScaleTime",
+                        },
                         {"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp"},
                     ],
                 }

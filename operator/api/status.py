@@ -12,7 +12,8 @@ builds a status step by step) but still reject unknown fields.
 from __future__ import annotations
 
 import re
-from datetime import datetime
+from collections.abc import Iterable
+from datetime import UTC, datetime
 from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, WithJsonSchema
@@ -35,6 +36,17 @@ Timestamp = Annotated[
     str, AfterValidator(_rfc3339), WithJsonSchema({"type": "string", "format": "date-time"})
 ]
 """An RFC 3339 date-time string, as Kubernetes writes times: ``2025-01-31T12:00:00Z``."""
+
+
+def to_timestamp(seconds: float) -> str:
+    """The one format the operator writes: RFC 3339 in UTC, to the microsecond
+    (``2025-01-31T12:00:00.250000Z``), so handover times survive a round trip."""
+    return datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def from_timestamp(text: str) -> float:
+    """Seconds since the epoch of any RFC 3339 time (``Z`` or an offset)."""
+    return datetime.fromisoformat(text.replace("Z", "+00:00").replace("z", "+00:00")).timestamp()
 
 
 class Model(BaseModel):
@@ -107,8 +119,6 @@ class ScalingMemory(Model):
     """Task handovers in flight, by task id."""
     forced_at: Timestamp | None = None
     """When a scale-down last hit its timeout and deleted pods before their tasks were warm."""
-    last_scale_time: str | None = None
-    """When the replica count last changed."""
 
 
 class StreamAppStatus(Model):
@@ -129,8 +139,16 @@ class StreamAppStatus(Model):
     """The largest changelog lag of any learner or standby."""
     observed_generation: int | None = None
     """The metadata.generation of the spec this status reflects."""
+    last_scale_time: Timestamp | None = None
+    """When the operator last started a scale action (pods joining or leaving), as an
+    HorizontalPodAutoscaler's status says it."""
     members: list[MemberStatus] | None = None
     """Every member the operator manages."""
     conditions: list[Condition] | None = None
     """Balanced, Scaling and Degraded."""
     scaling: ScalingMemory | None = None
+
+
+def find_condition(conditions: Iterable[Condition] | None, type_: str) -> Condition | None:
+    """The condition of ``type_``, found by type (never by position), or None."""
+    return next((c for c in conditions or () if c.type == type_), None)

@@ -11,6 +11,8 @@ carried out (the operator died) is simply decided again.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from segue.assignor import AssignorError, Decision
 from segue.assignor.ids import member_sort_key
 from segue.protocol import MAX_DOCUMENT_BYTES, encode
@@ -96,6 +98,7 @@ def decide(world: World) -> Plan:
         absent={m: t for m, t in roster.absent.items() if m not in departed},
         handovers=handovers,
         forced_at=now if forced else world.memory.forced_at,
+        last_scale=now if roster.scaled else world.memory.last_scale,
     )
     facts = _facts(
         world,
@@ -108,8 +111,8 @@ def decide(world: World) -> Plan:
     status = build_status(facts)
     if memory.forced_at is not None and _settled(memory, _learning(in_force), facts.pending):
         # the forced handovers have completed: the condition has said its piece
-        memory = Memory(memory.joining, memory.leaving, memory.absent, memory.handovers, None)
-    events += degraded_events(world, status.conditions[2])
+        memory = replace(memory, forced_at=None)
+    events += degraded_events(world, status.condition("Degraded"))
     learners = _learning(in_force)
     deadlines = [*roster.deadlines]
     deadlines += [t + policy.scale_down_timeout for t in memory.leaving.values()]

@@ -92,6 +92,7 @@ class Memory:
     absent: Mapping[str, float] = field(default_factory=dict)  # member -> first seen away
     handovers: Mapping[str, Handover] = field(default_factory=dict)
     forced_at: float | None = None  # the last scale-down that hit its timeout
+    last_scale: float | None = None  # when the last scale action started (status.lastScaleTime)
 
 
 @dataclass(frozen=True)
@@ -148,6 +149,10 @@ class Status:
     max_lag: int
     members: tuple[MemberSummary, ...]
     conditions: tuple[Condition, ...]
+
+    def condition(self, type_: str) -> Condition:
+        """The condition of ``type_`` (every type is always present)."""
+        return next(c for c in self.conditions if c.type == type_)
 
 
 @dataclass(frozen=True)

@@ -37,6 +37,7 @@ class Roster:
     delete: list[str] = field(default_factory=list)
     events: list[Event] = field(default_factory=list)
     deadlines: list[float] = field(default_factory=list)
+    scaled: bool = False  # this step started (or turned back) a scale action
 
     def expired(self, member: str, timeout: float, now: float) -> bool:
         since = self.absent.get(member)
@@ -122,6 +123,7 @@ def _scale(
             n += 1
         for name in [*adopted, *new]:
             roster.joining[name] = now
+        roster.scaled = bool(back or adopted or new)
         if adopted or new:
             roster.events.append(
                 Event(
@@ -133,6 +135,7 @@ def _scale(
         strays = strays[len(adopted) :]
     elif diff < 0:
         drop = sorted(roster.joining, key=member_sort_key, reverse=True)[:-diff]
+        roster.scaled = True
         for name in drop:
             del roster.joining[name]
             if name in world.pods:

@@ -210,3 +210,21 @@ def test_departed_members_claims_follow_the_retention_policy() -> None:
         deleted = [d for p in sim.plans for d in p.delete_pods]
         assert len(deleted) == 1
         assert (claims == deleted) is expected, (retain, claims, deleted)
+
+
+def test_last_scale_is_when_a_scale_action_started_and_only_then() -> None:
+    sim = Sim(replicas=2)
+    sim.run()
+    first = sim.memory.last_scale  # the first two pods joined: a scale from 0
+    assert first is not None
+    sim.run()
+    assert sim.memory.last_scale == first  # settled steps do not move it
+    sim.replicas = 3
+    started = sim.now
+    plan = sim.step()
+    assert plan.memory.last_scale == started
+    sim.run()
+    assert sim.memory.last_scale == started  # the warm-up and handovers are the same action
+    sim.replicas = 2
+    down = sim.now
+    assert sim.step().memory.last_scale == down

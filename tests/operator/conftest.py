@@ -80,6 +80,7 @@ _FULL_STATUS: dict[str, Any] = {
     "assignmentGeneration": 7,
     "maxLag": 1200,
     "observedGeneration": 2,
+    "lastScaleTime": "2025-01-31T12:00:00Z",
     "members": [
         {"name": "wordcount-0", "role": "member", "active": 3, "standby": 0, "learning": 0,
          "ready": True},
@@ -97,7 +98,6 @@ _FULL_STATUS: dict[str, Any] = {
         "absent": {"wordcount-4": "2025-01-31T12:00:02Z"},
         "handovers": {"1_2": {"to": "wordcount-2", "since": "2025-01-31T12:00:05.5+01:00"}},
         "forcedAt": "2025-01-31T11:00:00Z",
-        "lastScaleTime": "2025-01-31T12:00:00Z",
     },
 }  # fmt: skip
 

@@ -18,6 +18,7 @@ from confluent_kafka import Producer
 from kubernetes import client
 
 from segue.operator.api import GROUP, PLURAL, VERSION
+from segue.operator.api.status import Condition, StreamAppStatus, find_condition
 from segue.stack.process import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -158,8 +159,9 @@ class Apps:
         ).items
         return [c.metadata.name for c in items]
 
-    def status(self, name: str) -> dict[str, Any]:
-        return self.get(name).get("status") or {}
+    def status(self, name: str) -> StreamAppStatus:
+        """Read through the operator's own status model, as users' tools would."""
+        return StreamAppStatus.model_validate(self.get(name).get("status") or {})
 
     def scale(self, name: str, replicas: int) -> None:
         """Through the /scale subresource, as ``kubectl scale`` and an HPA do."""
@@ -179,21 +181,20 @@ class Apps:
         ).items
         return [(e.reason, e.message) for e in items]
 
-    def condition(self, name: str, kind: str) -> dict[str, Any]:
-        for c in self.status(name).get("conditions") or []:
-            if c["type"] == kind:
-                return dict(c)
-        return {}
+    def condition(self, name: str, kind: str) -> Condition | None:
+        return find_condition(self.status(name).conditions, kind)
 
     def balanced(self, name: str, replicas: int) -> bool:
         status = self.status(name)
-        members = status.get("members") or []
-        actives = [m["active"] for m in members]
+        members = status.members or []
+        actives = [m.active for m in members]
+        balanced = find_condition(status.conditions, "Balanced")
         return (
-            self.condition(name, "Balanced").get("status") == "True"
+            balanced is not None
+            and balanced.status == "True"
             and len(members) == replicas
-            and all(m["role"] == "member" for m in members)
-            and status.get("readyReplicas") == replicas
+            and all(m.role == "member" for m in members)
+            and status.ready_replicas == replicas
             and bool(actives)
             and max(actives) - min(actives) <= 1
             and len(self.pods(name)) == replicas

@@ -7,6 +7,7 @@ through the scale subresource, and ``kubectl get`` prints the printer columns.""
 from __future__ import annotations
 
 import subprocess
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -233,10 +234,19 @@ def test_kubectl_get_prints_the_columns(
     custom: client.CustomObjectsApi, namespace: str, manifest: Manifest, kubectl: Any
 ) -> None:
     create(custom, namespace, manifest(replicas=4))
-    status = {"readyReplicas": 3, "phase": "Scaling", "assignmentGeneration": 12, "maxLag": 250}
+    scaled = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() - 600))
+    status = {
+        "readyReplicas": 3,
+        "phase": "Scaling",
+        "assignmentGeneration": 12,
+        "maxLag": 250,
+        "lastScaleTime": scaled,
+    }
     custom.patch_namespaced_custom_object_status(
         GROUP, VERSION, namespace, PLURAL, "wordcount", {"status": status}
     )
     header, row = kubectl("get", "sapp").splitlines()
-    assert header.split() == ["NAME", "REPLICAS", "READY", "PHASE", "GENERATION", "LAG", "AGE"]
-    assert row.split()[:6] == ["wordcount", "4", "3", "Scaling", "12", "250"]
+    assert header.split() == [
+        "NAME", "REPLICAS", "READY", "PHASE", "GENERATION", "LAG", "LAST", "SCALE", "AGE"
+    ]  # fmt: skip
+    assert row.split()[:7] == ["wordcount", "4", "3", "Scaling", "12", "250", "10m"]

@@ -121,7 +121,7 @@ def test_doubling_a_stateful_source_keeps_every_key_exact(
     check_exact(records, sent)
     grown = read_committed(kafka.bootstrap_servers, source, lambda r: len(r) >= total, 60)
     assert any(p >= 6 for p, *_ in grown), "no record landed in a new partition"
-    assert apps.condition("tally", "Degraded").get("status") == "False"
+    assert getattr(apps.condition("tally", "Degraded"), "status", None) == "False"
 
 
 def test_growing_a_stateful_source_by_a_non_multiple_is_refused(
@@ -136,11 +136,14 @@ def test_growing_a_stateful_source_by_a_non_multiple_is_refused(
         future.result(30)
     wait_for(
         "Degraded: PartitionExpansionRefused",
-        lambda: apps.condition("tally", "Degraded").get("reason") == "PartitionExpansionRefused",
+        lambda: (
+            getattr(apps.condition("tally", "Degraded"), "reason", None)
+            == "PartitionExpansionRefused"
+        ),
         60,
         why,
     )
-    assert "multiple of 4" in apps.condition("tally", "Degraded")["message"]
+    assert "multiple of 4" in getattr(apps.condition("tally", "Degraded"), "message", "")
     assert "PartitionExpansionRefused" in {r for r, _ in apps.events("tally")}
     _, members = owners(apps, "tally")
     assert sorted(t for held in members.values() for t in held) == [f"0_{p}" for p in range(4)]

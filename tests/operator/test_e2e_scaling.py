@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from segue.operator.api import GROUP, PLURAL, VERSION
+from segue.operator.api.status import ScalingMemory, from_timestamp
 from tests.worker.harness import create_topics, read_committed
 
 from .e2e import (
@@ -89,10 +90,14 @@ def test_scale_up_and_down_through_the_scale_subresource(
         rate=200,
     )  # state enough that new owners must learn it
     try:
+        settled = last_scale(apps, "wc")
+        asked = time.time()
         apps.scale("wc", 4)
         up = wait_for("4 pods balanced", lambda: apps.balanced("wc", 4), 180, why)
+        scaled_up = last_scale(apps, "wc")
         apps.scale("wc", 2)
         down = wait_for("2 pods balanced", lambda: apps.balanced("wc", 2), 180, why)
+        scaled_down = last_scale(apps, "wc")
     finally:
         sent = merge(before, producer.stop())
     total = sum(sent.values())
@@ -109,6 +114,11 @@ def test_scale_up_and_down_through_the_scale_subresource(
         "MemberLeft",
     } <= reasons
     assert "ScaleDownTimeout" not in reasons
+    # status.lastScaleTime says when each scale started (kubectl's LAST SCALE column).
+    assert settled is not None
+    assert scaled_up is not None
+    assert scaled_down is not None
+    assert settled < asked - 0.5 < scaled_up < asked + up < scaled_down
     metrics = operator.metrics()
     assert "segue_operator_handover_duration_seconds_count" in metrics
     # Deleting the app stops its loop (Kopf's finalizer comes off) and the garbage
@@ -125,6 +135,11 @@ def test_scale_up_and_down_through_the_scale_subresource(
         + handover_summary(metrics)
     )
     print(REPORT[-1])
+
+
+def last_scale(apps: Apps, name: str) -> float | None:
+    when = apps.status(name).last_scale_time
+    return from_timestamp(when) if when else None
 
 
 def assert_exact(kafka: Any, output: str, sent: dict[str, int]) -> None:
@@ -205,7 +220,7 @@ def test_operator_killed_mid_scale_up_resumes_and_completes(
         apps.scale("wc", 4)
         wait_for(
             "learners in flight",
-            lambda: any(m.get("learning") for m in apps.status("wc").get("members") or []),
+            lambda: any(m.learning for m in apps.status("wc").members or []),
             60,
             why,
         )
@@ -216,7 +231,7 @@ def test_operator_killed_mid_scale_up_resumes_and_completes(
     finally:
         sent = merge(before, producer.stop())
     assert_exact(kafka, output, sent)
-    assert apps.status("wc")["scaling"]["joining"] == {}
+    assert (apps.status("wc").scaling or ScalingMemory()).joining == {}
     REPORT.append(f"operator killed mid scale-up: balanced {took:.1f}s after restart")
     print(REPORT[-1])
 

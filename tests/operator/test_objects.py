@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from segue.operator.act import objects
-from segue.operator.act.status import memory_from_status, status_patch
-from segue.operator.api import StreamAppSpec
+from segue.operator.act.status import build_status, memory_from_status, status_patch
+from segue.operator.api import StreamAppSpec, StreamAppStatus
 from segue.operator.decide import Condition, Handover, Memory, Plan, Status
 
 
@@ -94,11 +94,35 @@ def test_status_drops_forgotten_keys_and_keeps_transition_times() -> None:
     }
     memory = Memory(leaving={"wc-1": 1_800_000_000.5}, handovers={"0_1": Handover("wc-0", 5.0)})
     conditions = (Condition("Balanced", "True", "Balanced", ""),)
-    patch = status_patch(plan(memory, conditions), "wc", previous, 4, now=1_900_000_000.0)
+    status = build_status(
+        plan(memory, conditions), "wc", StreamAppStatus.model_validate(previous), 4, 1.9e9
+    )
+    patch = status_patch(status, previous)
     scaling = patch["status"]["scaling"]
     assert scaling["joining"] == {"wc-2": None}  # merge patch: removed
     assert patch["status"]["conditions"][0]["lastTransitionTime"] == "2026-01-01T00:00:00Z"
     assert patch["status"]["selector"] == "segue.dev/app=wc"
-    back = memory_from_status({"scaling": {**scaling, "joining": {}}})
+    back = memory_from_status(status)
     assert back.leaving == {"wc-1": 1_800_000_000.5}
     assert back.handovers == {"0_1": Handover("wc-0", 5.0)}
+
+
+def test_status_times_are_rfc3339_utc_and_last_scale_time_is_written() -> None:
+    memory = Memory(joining={"wc-2": 1_800_000_000.25}, last_scale=1_800_000_000.25)
+    status = build_status(plan(memory, ()), "wc", None, 1, 1.9e9)
+    assert status.last_scale_time == "2027-01-15T08:00:00.250000Z"
+    assert status.scaling is not None
+    assert status.scaling.joining == {"wc-2": "2027-01-15T08:00:00.250000Z"}
+    assert memory_from_status(status).last_scale == 1_800_000_000.25
+    assert "lastScaleTime" in status_patch(status, None)["status"]
+
+
+def test_a_merge_patch_nulls_what_is_gone_at_every_level() -> None:
+    from segue.operator.act.status import merge_patch
+
+    old = {"a": 1, "b": {"c": 1, "d": 2}, "e": [1, 2]}
+    assert merge_patch(old, {"b": {"c": 3}, "e": [2]}) == {
+        "a": None,
+        "b": {"c": 3, "d": None},
+        "e": [2],
+    }
