@@ -12,7 +12,6 @@ Neighbours: :func:`pick_leaving` chooses the members a scale-down removes, and
 :func:`expand_partitions` maps a source topic's grown partitions back onto fixed tasks.
 """
 
-from .decide import assign
 from .errors import AssignorError, ExpansionRefused, InvalidRequest
 from .expansion import SourceTopic, expand_partitions
 from .leaving import pick_leaving
@@ -27,6 +26,7 @@ from .model import (
     TargetTasks,
     TaskSpec,
 )
+from .solve import assign
 
 __all__ = [
     "AssignRequest",

@@ -26,9 +26,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from pydantic import ValidationError
 
-    from .decide import assign
     from .errors import AssignorError
     from .model import AssignRequest
+    from .solve import assign
 
     try:
         if args.file == "-":

@@ -6,7 +6,7 @@ rebuilt. So the bytes a departure moves are the sum of its replicas' sizes, and 
 set of departures is the sum over its members: the cheapest set is the ``count`` cheapest
 members. Ties go to the highest pod ordinal (natural order), so names stay compact. When
 sizes are unknown every replica counts as one. The operator then marks them ``leaving`` and
-:func:`~.decide.assign` drains them through learners.
+:func:`~.solve.assign` drains them through learners.
 """
 
 from __future__ import annotations

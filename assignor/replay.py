@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from segue.assignor.decide import assign
 from segue.assignor.model import AssignRequest, Decision
+from segue.assignor.solve import assign
 
 
 def decide(request: dict[str, Any]) -> Decision:

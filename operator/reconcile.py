@@ -18,8 +18,8 @@ from typing import Any
 from kubernetes.client import CoreV1Api, CustomObjectsApi, RbacAuthorizationV1Api
 from kubernetes.client.exceptions import ApiException
 
-from segue.operator.act import apply, events, objects
-from segue.operator.act.status import (
+from segue.operator.act import apply, objects, recorder
+from segue.operator.act.status_patch import (
     build_status,
     condition,
     conditions_from_status,
@@ -29,10 +29,10 @@ from segue.operator.act.status import (
 from segue.operator.api import GROUP, PLURAL, VERSION, InvalidStreamApp, StreamApp
 from segue.operator.api.names import claim
 from segue.operator.api.status import StreamAppStatus, find_condition
-from segue.operator.decide import Condition, Plan, World, decide
 from segue.operator.metrics import OperatorMetrics
-from segue.operator.observation import Observer, credentials, pod_obs, policy, read_assignment
+from segue.operator.scaling import Condition, Plan, World, decide
 from segue.operator.settings import OperatorSettings
+from segue.operator.world import Observer, credentials, pod_obs, policy, read_assignment
 from segue.protocol import DocumentError
 
 log = logging.getLogger("segue.operator")
@@ -194,7 +194,7 @@ class Reconciler:
         )
         for event in plan.events:
             log.info("%s/%s: %s: %s", namespace, name, event.reason, event.message)
-            events.post(
+            recorder.post(
                 self.core,
                 namespace,
                 name,
@@ -206,7 +206,7 @@ class Reconciler:
         for _task, seconds in plan.handovers_done:
             self.metrics.handover_seconds.labels(*labels).observe(seconds)
         self.metrics.learners.labels(*labels).set(plan.learners)
-        self.metrics.generation.labels(*labels).set(plan.status.generation)
+        self.metrics.generation.labels(*labels).set(plan.assessment.generation)
 
     def _refused(
         self, namespace: str, name: str, obj: dict[str, Any], reason: str, message: str

@@ -1,7 +1,7 @@
 """What a worker reports about itself on :data:`~.names.METRICS_PATH`, and what it means.
 
 The worker exports these (``segue.worker.metrics``); the operator scrapes and parses
-them (``segue.operator.observe.metrics``) to learn how far each copy of each task is
+them (``segue.operator.observe.scrape``) to learn how far each copy of each task is
 and which tasks cannot run. The table in docs/protocol.md explains each one. Counters
 are exported with Prometheus' ``_total`` suffix; the names here are the families'.
 """

@@ -3,7 +3,7 @@
 Besides what users read (``phase``, ``members``, ``conditions``, the printer columns
 and the ``/scale`` subresource's ``replicas`` and ``selector``), ``status.scaling`` is
 the operator's durable memory: the scaling state machine's ``Memory``
-(``segue.operator.decide.model``) with times as RFC 3339 strings, so a restarted
+(``segue.operator.scaling.model``) with times as RFC 3339 strings, so a restarted
 operator resumes a scale-up or scale-down where the last one stopped. Every field is
 optional because a new object has no status yet. Models are mutable (the operator
 builds a status step by step) but still reject unknown fields.

@@ -16,14 +16,14 @@ here retries, caches across calls or guesses a missing value.
 """
 
 from segue.operator.observe.kafka import KafkaObserveError, KafkaView
-from segue.operator.observe.metrics import (
+from segue.operator.observe.pods import PodState, list_app_pods, pod_state
+from segue.operator.observe.scrape import (
     ScrapeError,
     WorkerReport,
     offsets,
     parse_worker_metrics,
     scrape,
 )
-from segue.operator.observe.pods import PodState, list_app_pods, pod_state
 from segue.operator.observe.topology import fetch_topology
 
 __all__ = [

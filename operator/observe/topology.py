@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from segue.operator.observe.metrics import ScrapeError, http_get
+from segue.operator.observe.scrape import ScrapeError, http_get
 from segue.protocol.names import TOPOLOGY_PATH
 
 

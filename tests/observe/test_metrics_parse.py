@@ -1,4 +1,4 @@
-"""``segue.operator.observe.metrics``: a worker's ``/metrics`` page into a WorkerReport.
+"""``segue.operator.observe.scrape``: a worker's ``/metrics`` page into a WorkerReport.
 
 Pure: literal pages, plus the page the worker's own collector renders, so a
 metric renamed on the worker side breaks here and not in production."""

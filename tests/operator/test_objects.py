@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from segue.operator.act import objects
-from segue.operator.act.status import build_status, memory_from_status, status_patch
+from segue.operator.act.status_patch import build_status, memory_from_status, status_patch
 from segue.operator.api import StreamAppSpec, StreamAppStatus
-from segue.operator.decide import Condition, Handover, Memory, Plan, Status
+from segue.operator.scaling import Assessment, Condition, Handover, Memory, Plan
 
 
 def spec(**extra: Any) -> StreamAppSpec:
@@ -75,7 +75,7 @@ def test_workers_may_only_read_their_own_assignment() -> None:
 
 
 def plan(memory: Memory, conditions: tuple[Condition, ...]) -> Plan:
-    status = Status("Running", 1, 1, 3, 0, (), conditions)
+    status = Assessment("Running", 1, 1, 3, 0, (), conditions)
     return Plan(None, None, (), (), (), memory, status, (), (), 0, 0, False, None)
 
 
@@ -118,7 +118,7 @@ def test_status_times_are_rfc3339_utc_and_last_scale_time_is_written() -> None:
 
 
 def test_a_merge_patch_nulls_what_is_gone_at_every_level() -> None:
-    from segue.operator.act.status import merge_patch
+    from segue.operator.act.status_patch import merge_patch
 
     old = {"a": 1, "b": {"c": 1, "d": 2}, "e": [1, 2]}
     assert merge_patch(old, {"b": {"c": 3}, "e": [2]}) == {

@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from segue.operator.decide import Published, Roles, from_document, to_document
+from segue.operator.scaling import Published, Roles, from_document, to_document
 from segue.protocol import (
     AssignmentDocument,
     DocumentError,

@@ -17,9 +17,11 @@ from segue.assignor import AssignorError, Decision
 from segue.assignor.ids import member_sort_key
 from segue.protocol import MAX_DOCUMENT_BYTES, encode
 
+from .assessment import Facts, assess
 from .document import to_document
 from .events import degraded_events, membership_events, publish_events
 from .handovers import track_handovers
+from .inventory import Degradation, Inventory, take_inventory
 from .model import (
     Event,
     MemberRole,
@@ -31,18 +33,16 @@ from .model import (
 )
 from .placement import build_request, cheapest_to_remove, lags, place
 from .roster import Roster, plan_roster
-from .status import Facts, build_status
-from .tasks import Problem, TaskSet, task_set
 
 
 def decide(world: World) -> Plan:
     published, policy, now = world.published, world.policy, world.now
-    taskset = _tasks(world)
-    problems = list(taskset.problems)
-    events = [Event("Normal", "PartitionsExpanded", m) for m in taskset.expanded]
+    inventory = _tasks(world)
+    degradations = list(inventory.degradations)
+    events = [Event("Normal", "PartitionsExpanded", m) for m in inventory.expanded]
 
     def cheapest(candidates: list[str], count: int) -> list[str]:
-        request = build_request(world, taskset, candidates, set(), published)
+        request = build_request(world, inventory, candidates, set(), published)
         try:
             return cheapest_to_remove(request, count)
         except AssignorError:
@@ -69,17 +69,22 @@ def decide(world: World) -> Plan:
 
     placed: dict[str, Roles] | None = None
     decision: Decision | None = None
-    if members_in and (taskset.tasks or published is not None):
+    if members_in and (inventory.tasks or published is not None):
         try:
             placed, decision = place(
-                build_request(world, taskset, members_in, leaving, published), policy
+                build_request(world, inventory, members_in, leaving, published), policy
             )
         except AssignorError as refused:
-            problems.append(Problem("AssignorRejected", str(refused)))
+            degradations.append(Degradation("AssignorRejected", str(refused)))
 
     departed = _departures(world, roster, placed, forced) if placed is not None else []
     publish, document, departed = _publication(
-        world, placed=placed, expired=expired, departed=departed, taskset=taskset, problems=problems
+        world,
+        placed=placed,
+        expired=expired,
+        departed=departed,
+        inventory=inventory,
+        degradations=degradations,
     )
     for m in departed:
         roster.leaving.pop(m, None)
@@ -102,13 +107,13 @@ def decide(world: World) -> Plan:
     )
     facts = _facts(
         world,
-        taskset=taskset,
+        inventory=inventory,
         in_force=in_force,
         decision=decision,
-        problems=problems,
+        degradations=degradations,
         memory=memory,
     )
-    status = build_status(facts)
+    status = assess(facts)
     if memory.forced_at is not None and _settled(memory, _learning(in_force), facts.pending):
         # the forced handovers have completed: the condition has said its piece
         memory = replace(memory, forced_at=None)
@@ -124,7 +129,7 @@ def decide(world: World) -> Plan:
         delete_pods=tuple(dict.fromkeys(roster.delete)),
         delete_claims=tuple(m for m in departed if not policy.retain_state),
         memory=memory,
-        status=status,
+        assessment=status,
         events=tuple(events),
         handovers_done=tuple(done),
         handovers_published=len(moved),
@@ -140,8 +145,8 @@ def _publication(
     placed: dict[str, Roles] | None,
     expired: list[str],
     departed: list[str],
-    taskset: TaskSet,
-    problems: list[Problem],
+    inventory: Inventory,
+    degradations: list[Degradation],
 ) -> tuple[Published | None, bytes | None, list[str]]:
     """The next generation, if anything changed; departures only go with a publish."""
     published = world.published
@@ -152,15 +157,15 @@ def _publication(
         if (
             published is None
             or members != dict(published.members)
-            or taskset.partition_map != dict(published.partition_map)
+            or inventory.partition_map != dict(published.partition_map)
         ):
             candidate = Published(
-                (published.generation if published else 0) + 1, members, taskset.partition_map
+                (published.generation if published else 0) + 1, members, inventory.partition_map
             )
             blob = encode(to_document(candidate, world.application_id))
             if len(blob) > MAX_DOCUMENT_BYTES:
-                problems.append(
-                    Problem(
+                degradations.append(
+                    Degradation(
                         "AssignmentTooLarge",
                         f"generation {candidate.generation} is {len(blob)} bytes gzipped, over "
                         f"{MAX_DOCUMENT_BYTES}; the last generation keeps running",
@@ -174,17 +179,19 @@ def _publication(
     return publish, document, departed
 
 
-def _tasks(world: World) -> TaskSet:
+def _tasks(world: World) -> Inventory:
     if world.subtopologies is not None:
-        return task_set(world.subtopologies, world.partitions, world.published)
+        return take_inventory(world.subtopologies, world.partitions, world.published)
     held = world.published.members.values() if world.published else ()
     tasks = {t: True for r in held for t in r.tasks()}
     why = world.topology_error or "no pod has reported it yet"
-    return TaskSet(
+    return Inventory(
         tasks,
         {t: () for t in tasks},
         dict(world.published.partition_map) if world.published else {},
-        problems=[Problem("TopologyUnknown", f"the application's topology is unknown: {why}")]
+        degradations=[
+            Degradation("TopologyUnknown", f"the application's topology is unknown: {why}")
+        ]
         if world.published is not None or world.topology_error
         else [],
     )
@@ -218,10 +225,10 @@ def _departures(
 def _facts(
     world: World,
     *,
-    taskset: TaskSet,
+    inventory: Inventory,
     in_force: Published | None,
     decision: Decision | None,
-    problems: list[Problem],
+    degradations: list[Degradation],
     memory: Memory,
 ) -> Facts:
     members = dict(in_force.members) if in_force else {}
@@ -235,9 +242,9 @@ def _facts(
     learning = sum(len(r.learning) for r in members.values())
     pending = decision.stats.pending if decision is not None else 0
     if memory.forced_at is not None and not _settled(memory, learning, pending):
-        problems = [
-            *problems,
-            Problem(
+        degradations = [
+            *degradations,
+            Degradation(
                 "ScaleDownTimeout",
                 "a scale-down hit scaleDownTimeoutSeconds: "
                 "tasks went to the most caught-up members",
@@ -245,8 +252,8 @@ def _facts(
         ]
     for m, since in sorted(memory.absent.items()):
         if m not in memory.leaving:
-            problems.append(
-                Problem(
+            degradations.append(
+                Degradation(
                     "MemberAbsent",
                     f"{m} away since t={since:.0f}; its tasks wait for it until "
                     f"registrationTimeoutSeconds={world.policy.registration_timeout:g} passes",
@@ -266,11 +273,11 @@ def _facts(
     return Facts(
         members=members,
         roles=roles,
-        lags=lags(world, taskset, members),
+        lags=lags(world, inventory, members),
         pods=world.pods,
         generation=in_force.generation if in_force else 0,
         pending=pending,
-        problems=tuple(problems),
+        degradations=tuple(degradations),
         scaling_reason=reason,
         scaling_message=message,
     )

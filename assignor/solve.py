@@ -17,10 +17,10 @@ from .standbys import StandbyPlan, place_standbys
 
 def assign(request: AssignRequest) -> Decision:
     """The balanced target, the immediate assignment towards it, and their stats."""
-    return decide(build_problem(request))
+    return solve(build_problem(request))
 
 
-def decide(problem: Problem) -> Decision:
+def solve(problem: Problem) -> Decision:
     eligible = problem.eligible()
     tiers = active_tiers(problem)
     target = place_actives(problem, eligible, tiers)

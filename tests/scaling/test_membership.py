@@ -7,7 +7,7 @@ from dataclasses import replace
 import pytest
 
 from segue import protocol
-from segue.operator.decide import Published, Roles, from_document, to_document
+from segue.operator.scaling import Published, Roles, from_document, to_document
 from segue.protocol import DocumentError, Expansion
 
 from .sim import Sim
@@ -22,7 +22,7 @@ def test_a_pod_that_vanishes_keeps_its_tasks_and_is_recreated() -> None:
     plan = sim.step()
     assert plan.create_pods == ("wc-1",)
     assert "wc-1" in plan.memory.absent
-    degraded = {c.type: c for c in plan.status.conditions}["Degraded"]
+    degraded = {c.type: c for c in plan.assessment.conditions}["Degraded"]
     assert degraded.status == "True"
     assert degraded.reason == "MemberAbsent"
     sim.run()
@@ -48,7 +48,7 @@ def test_a_member_away_past_the_registration_timeout_loses_its_tasks() -> None:
     assert sim.events("MemberExpired")
     assert sim.published is not None
     assert sim.published.members["wc-1"] == Roles()
-    assert plan.status.phase == "Degraded"
+    assert plan.assessment.phase == "Degraded"
     sim.step()  # it answers again: it rejoins and the tasks balance back
     sim.run()
     assert {m for m in sim.owners().values()} == {"wc-0", "wc-1", "wc-2"}
@@ -65,7 +65,7 @@ def test_sources_doubled_keep_the_task_count_and_publish_the_mapping() -> None:
     one_owner_each(sim.published)  # still tasks 0_0 .. 0_5
     assert sim.events("PartitionsExpanded")
     sim.run()
-    assert sim.plans[-1].status.phase == "Running"
+    assert sim.plans[-1].assessment.phase == "Running"
 
 
 def test_an_expansion_that_would_split_keys_is_refused_and_the_old_mapping_runs() -> None:
@@ -79,7 +79,7 @@ def test_an_expansion_that_would_split_keys_is_refused_and_the_old_mapping_runs(
     assert sim.published is not None
     assert sim.published.generation == generation
     assert not sim.published.partition_map
-    degraded = {c.type: c for c in plan.status.conditions}["Degraded"]
+    degraded = {c.type: c for c in plan.assessment.conditions}["Degraded"]
     assert degraded.status == "True"
     assert degraded.reason == "PartitionExpansionRefused"
     assert "multiple of 6" in degraded.message
@@ -97,7 +97,7 @@ def test_a_missing_source_topic_is_degraded_and_keeps_the_last_assignment() -> N
     plan = sim.step()
     assert plan.publish is None
     assert sim.owners() == before
-    degraded = {c.type: c for c in plan.status.conditions}["Degraded"]
+    degraded = {c.type: c for c in plan.assessment.conditions}["Degraded"]
     assert degraded.reason == "SourceTopicMissing"
     assert "in" in degraded.message
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from segue.operator.decide import Published, decide
+from segue.operator.scaling import Published, decide
 
 from .sim import Sim
 
@@ -24,10 +24,10 @@ def balanced(sim: Sim, members: int) -> None:
     sizes = sorted(len(r.active) for r in sim.published.members.values())
     assert len(sizes) == members, sizes
     assert sizes[-1] - sizes[0] <= 1, sizes
-    conditions = {c.type: c for c in sim.plans[-1].status.conditions}
+    conditions = {c.type: c for c in sim.plans[-1].assessment.conditions}
     assert conditions["Balanced"].status == "True", conditions
     assert conditions["Scaling"].status == "False", conditions
-    assert sim.plans[-1].status.phase == "Running"
+    assert sim.plans[-1].assessment.phase == "Running"
 
 
 def test_fresh_start_creates_pods_then_assigns_every_task() -> None:
@@ -35,7 +35,7 @@ def test_fresh_start_creates_pods_then_assigns_every_task() -> None:
     first = sim.step()
     assert first.create_pods == ("wc-0", "wc-1")
     assert first.publish is None
-    assert first.status.phase == "Pending"
+    assert first.assessment.phase == "Pending"
     sim.run()
     one_owner_each(sim.published)
     balanced(sim, 2)
@@ -50,7 +50,7 @@ def test_scale_up_goes_through_learners_and_ends_balanced() -> None:
     sim.replicas = 4
     plan = sim.step()
     assert plan.create_pods == ("wc-2", "wc-3")
-    assert plan.status.phase == "Scaling"
+    assert plan.assessment.phase == "Scaling"
     handed: dict[str, int] = {}
     for _ in range(40):
         previous = sim.published
@@ -126,7 +126,7 @@ def test_scale_down_timeout_forces_the_handover_and_deletes() -> None:
     assert sim.events("ScaleDownTimeout")
     assert sim.published is not None
     assert gone not in sim.published.members
-    said = [c.reason for p in sim.plans for c in p.status.conditions if c.type == "Degraded"]
+    said = [c.reason for p in sim.plans for c in p.assessment.conditions if c.type == "Degraded"]
     assert "ScaleDownTimeout" in said
     sim.run()
     balanced(sim, 2)  # the condition clears once the app is balanced again

@@ -27,11 +27,11 @@ from segue.assignor import (
 from segue.assignor.ids import parse_task_id
 from segue.protocol.tasks import TaskId
 
+from .inventory import Inventory
 from .model import PodObs, Policy, Published, Roles, World
-from .tasks import TaskSet
 
 
-def lags(world: World, taskset: TaskSet, members: Iterable[str]) -> dict[str, dict[str, int]]:
+def lags(world: World, inventory: Inventory, members: Iterable[str]) -> dict[str, dict[str, int]]:
     """member -> task -> changelog records behind, for the stateful copies it holds."""
     out: dict[str, dict[str, int]] = {}
     for m in members:
@@ -39,8 +39,8 @@ def lags(world: World, taskset: TaskSet, members: Iterable[str]) -> dict[str, di
         if pod is None or not pod.reporting:
             continue
         for task, held in pod.offsets.items():
-            stores = taskset.stores.get(task)
-            if not stores or not taskset.tasks[task]:
+            stores = inventory.stores.get(task)
+            if not stores or not inventory.tasks[task]:
                 continue
             partition = TaskId.parse(task).partition
             behind = 0
@@ -61,14 +61,14 @@ def state_sizes(pods: Mapping[str, PodObs], tasks: Iterable[str]) -> dict[str, i
 
 def build_request(
     world: World,
-    taskset: TaskSet,
+    inventory: Inventory,
     members: list[str],
     leaving: set[str],
     published: Published | None,
 ) -> AssignRequest:
     policy = world.policy
-    sizes = state_sizes(world.pods, taskset.tasks)
-    known = set(taskset.tasks)
+    sizes = state_sizes(world.pods, inventory.tasks)
+    known = set(inventory.tasks)
     current = {
         m: MemberTasks(
             active=[t for t in r.active if t in known],
@@ -79,11 +79,11 @@ def build_request(
     }
     return AssignRequest(
         tasks=[
-            TaskSpec(id=t, stateful=s, state_bytes=sizes.get(t)) for t, s in taskset.tasks.items()
+            TaskSpec(id=t, stateful=s, state_bytes=sizes.get(t)) for t, s in inventory.tasks.items()
         ],
         members=[MemberSpec(id=m, leaving=m in leaving) for m in members],
         current=current,
-        lags=lags(world, taskset, members),
+        lags=lags(world, inventory, members),
         config=config(policy),
     )
 

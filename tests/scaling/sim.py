@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from segue.operator.decide import (
+from segue.operator.scaling import (
     Condition,
     Memory,
     Plan,
@@ -109,7 +109,7 @@ class Sim:
         for name in plan.create_pods:
             self.pods.setdefault(name, SimPod())
         self.memory = plan.memory
-        self.conditions = {c.type: c for c in plan.status.conditions}
+        self.conditions = {c.type: c for c in plan.assessment.conditions}
 
     def _advance(self) -> None:
         for name, pod in self.pods.items():

@@ -1,7 +1,7 @@
 """The StreamApp's ``status``, written through its one model (``segue.operator.api.status``).
 
-The decision core's :class:`~segue.operator.decide.Status` and
-:class:`~segue.operator.decide.Memory` become a :class:`StreamAppStatus`; the patch sent
+The decision core's :class:`~segue.operator.scaling.Assessment` and
+:class:`~segue.operator.scaling.Memory` become a :class:`StreamAppStatus`; the patch sent
 is a JSON merge patch from the status as last read to that one, so keys the machine
 dropped (a joiner admitted, a handover done) go out as an explicit ``null``. A condition
 keeps its ``lastTransitionTime`` while its status stays the same, as Kubernetes
@@ -24,9 +24,9 @@ from segue.operator.api.status import (
     from_timestamp,
     to_timestamp,
 )
-from segue.operator.decide import Condition as Decided
-from segue.operator.decide import Handover as Tracked
-from segue.operator.decide import Memory, Plan
+from segue.operator.scaling import Condition as Decided
+from segue.operator.scaling import Handover as Tracked
+from segue.operator.scaling import Memory, Plan
 
 
 def memory_from_status(status: StreamAppStatus | None) -> Memory:
@@ -53,7 +53,7 @@ def conditions_from_status(status: StreamAppStatus | None) -> dict[str, Decided]
 def build_status(
     plan: Plan, app: str, previous: StreamAppStatus | None, observed_generation: int, now: float
 ) -> StreamAppStatus:
-    memory, status = plan.memory, plan.status
+    memory, status = plan.memory, plan.assessment
     before = previous.conditions if previous else None
     return StreamAppStatus(
         phase=status.phase,

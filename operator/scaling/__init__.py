@@ -1,4 +1,4 @@
-"""segue.operator.decide: the scaling state machine, the pure half of the decision core.
+"""segue.operator.scaling: the scaling state machine, the pure half of the decision core.
 
 ``decide(world) -> plan``: no I/O, no clock, no randomness. With :mod:`segue.assignor` it
 is everything that chooses; the operator's shell (``segue.operator.reconcile``) observes
@@ -8,6 +8,7 @@ and acts around it, and the what-if simulator drives it with synthetic worlds.
 from .core import decide
 from .document import from_document, to_document
 from .model import (
+    Assessment,
     Condition,
     Event,
     Handover,
@@ -18,11 +19,11 @@ from .model import (
     Policy,
     Published,
     Roles,
-    Status,
     World,
 )
 
 __all__ = [
+    "Assessment",
     "Condition",
     "Event",
     "Handover",
@@ -33,7 +34,6 @@ __all__ = [
     "Policy",
     "Published",
     "Roles",
-    "Status",
     "World",
     "decide",
     "from_document",

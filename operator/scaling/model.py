@@ -141,7 +141,7 @@ class MemberSummary:
 
 
 @dataclass(frozen=True)
-class Status:
+class Assessment:
     phase: Phase
     replicas: int
     ready_replicas: int
@@ -165,7 +165,7 @@ class Plan:
     delete_pods: tuple[str, ...]
     delete_claims: tuple[str, ...]  # members whose state volume claim goes
     memory: Memory
-    status: Status
+    assessment: Assessment
     events: tuple[Event, ...]
     handovers_done: tuple[tuple[str, float], ...]  # (task, seconds from publish to running)
     handovers_published: int

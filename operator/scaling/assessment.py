@@ -1,4 +1,4 @@
-"""The StreamApp's status as the machine sees it: member summaries, conditions, phase.
+"""The StreamApp's status as the machine assesses it: member summaries, conditions, phase.
 
 Three conditions, as Kubernetes conventions expect (each always present, True or False):
 ``Balanced`` (every task on its target owner, nothing learning, nobody joining, leaving
@@ -15,8 +15,8 @@ from dataclasses import dataclass
 
 from segue.assignor.ids import member_sort_key
 
-from .model import Condition, MemberRole, MemberSummary, Phase, PodObs, Roles, Status
-from .tasks import Problem
+from .inventory import Degradation
+from .model import Assessment, Condition, MemberRole, MemberSummary, Phase, PodObs, Roles
 
 
 @dataclass(frozen=True)
@@ -27,12 +27,12 @@ class Facts:
     pods: Mapping[str, PodObs]
     generation: int
     pending: int  # tasks not yet on their target owner
-    problems: tuple[Problem, ...]
+    degradations: tuple[Degradation, ...]
     scaling_reason: str | None
     scaling_message: str
 
 
-def build_status(f: Facts) -> Status:
+def assess(f: Facts) -> Assessment:
     summaries = []
     for name in sorted(f.roles, key=member_sort_key):
         held = f.members.get(name, Roles())
@@ -53,7 +53,7 @@ def build_status(f: Facts) -> Status:
         )
     present = [s for s in summaries if s.name in f.pods and not f.pods[s.name].terminating]
     learning = sum(s.learning for s in summaries)
-    degraded = bool(f.problems)
+    degraded = bool(f.degradations)
     scaling = f.scaling_reason is not None
     balanced = not scaling and not degraded and f.generation > 0 and f.pending == 0
     conditions = (
@@ -74,8 +74,8 @@ def build_status(f: Facts) -> Status:
         Condition(
             "Degraded",
             "True" if degraded else "False",
-            f.problems[0].reason if degraded else "AsExpected",
-            "; ".join(p.message for p in f.problems) if degraded else "no problems",
+            f.degradations[0].reason if degraded else "AsExpected",
+            "; ".join(p.message for p in f.degradations) if degraded else "no degradations",
         ),
     )
     phase: Phase = (
@@ -87,7 +87,7 @@ def build_status(f: Facts) -> Status:
         if scaling or f.pending
         else "Running"
     )
-    return Status(
+    return Assessment(
         phase=phase,
         replicas=len(present),
         ready_replicas=sum(1 for s in present if s.ready),

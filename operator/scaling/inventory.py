@@ -7,7 +7,7 @@ assignor's expansion rule (:func:`segue.assignor.expand_partitions`) maps the ne
 partitions back onto the same tasks, and the new mapping is published as the
 document's ``partition_map``; any other change is refused and the old mapping keeps
 running. Stateless sub-topologies simply gain tasks. Pure: partition counts in,
-tasks and problems out; :mod:`.core` turns problems into conditions and events.
+tasks and degradations out; :mod:`.core` turns degradations into conditions and events.
 """
 
 from __future__ import annotations
@@ -23,28 +23,28 @@ from .model import Published
 
 
 @dataclass(frozen=True)
-class Problem:
+class Degradation:
     reason: str  # a Degraded condition reason
     message: str
 
 
 @dataclass(frozen=True)
-class TaskSet:
+class Inventory:
     tasks: dict[str, bool]  # task id -> stateful
     stores: dict[str, tuple[tuple[str, str], ...]]  # task id -> (store, changelog topic)
     partition_map: dict[int, Expansion]
     expanded: list[str] = field(default_factory=list)  # messages for PartitionsExpanded
-    problems: list[Problem] = field(default_factory=list)
+    degradations: list[Degradation] = field(default_factory=list)
 
 
-def task_set(
+def take_inventory(
     subtopologies: tuple[SubTopologyDescription, ...],
     partitions: Mapping[str, int],
     published: Published | None,
-) -> TaskSet:
+) -> Inventory:
     """Tasks of every sub-topology; a broken one keeps the tasks it was last published with."""
     old_map = dict(published.partition_map) if published else {}
-    result = TaskSet({}, {}, {})
+    result = Inventory({}, {}, {})
     for sub in subtopologies:
         count = _count(sub, partitions, old_map, result)
         if count is None:
@@ -60,13 +60,13 @@ def _count(
     sub: SubTopologyDescription,
     partitions: Mapping[str, int],
     old_map: dict[int, Expansion],
-    out: TaskSet,
+    out: Inventory,
 ) -> int | None:
     missing = [t for t in sub.source_topics if t not in partitions]
     if missing:
         if set(missing) - set(sub.repartition_sources):
-            out.problems.append(
-                Problem(
+            out.degradations.append(
+                Degradation(
                     "SourceTopicMissing",
                     f"sub-topology {sub.id}: source topic(s) {', '.join(sorted(missing))} "
                     "do not exist; its tasks keep their last assignment",
@@ -76,8 +76,8 @@ def _count(
     counts = {t: partitions[t] for t in sub.source_topics}
     if len(set(counts.values())) > 1:
         listed = ", ".join(f"{t}={n}" for t, n in sorted(counts.items()))
-        out.problems.append(
-            Problem(
+        out.degradations.append(
+            Degradation(
                 "NotCopartitioned",
                 f"sub-topology {sub.id}: source topics differ in partition count ({listed})",
             )
@@ -99,7 +99,7 @@ def _count(
     try:
         expand_partitions(SourceTopic(t, sub.id, initial, current) for t in sub.source_topics)
     except ExpansionRefused as refused:
-        out.problems.append(Problem("PartitionExpansionRefused", str(refused)))
+        out.degradations.append(Degradation("PartitionExpansionRefused", str(refused)))
         if previous is not None:
             out.partition_map[sub.id] = previous
         return initial

@@ -1,7 +1,7 @@
 """Observe one StreamApp: from the API server, its pods' metrics and Kafka to a ``World``.
 
 The glue between :mod:`segue.operator.observe` (which reads) and
-:mod:`segue.operator.decide` (which chooses). Kafka admin clients are kept per bootstrap
+:mod:`segue.operator.scaling` (which chooses). Kafka admin clients are kept per bootstrap
 address and credentials, and the application's topology is read once per app (from
 ``spec.topology``, else from a worker's ``/topology``); everything else is read fresh on
 every step, so a restarted operator sees exactly what a running one would.
@@ -20,7 +20,6 @@ from kubernetes.client import CoreV1Api
 from kubernetes.client.exceptions import ApiException
 
 from segue.operator.api import StreamApp
-from segue.operator.decide import PodObs, Policy, Published, from_document
 from segue.operator.observe import (
     KafkaView,
     PodState,
@@ -30,6 +29,7 @@ from segue.operator.observe import (
     list_app_pods,
     scrape,
 )
+from segue.operator.scaling import PodObs, Policy, Published, from_document
 from segue.operator.settings import OperatorSettings
 from segue.protocol import decode_configmap
 from segue.protocol.names import assignment_configmap
