@@ -1,5 +1,9 @@
 """Kopf wiring: one loop per StreamApp, woken early by changes to the app or its pods.
 
+The operator's pods come from a watch-fed cache, a Kopf index (``app_pods``) keyed by
+(namespace, app); Kopf fills it from its initial listing before any daemon starts, so a
+step never decides from a half-known set of pods, and no step lists pods itself.
+
 Each StreamApp gets a Kopf daemon (a thread) that runs :class:`~.reconcile.Reconciler`
 steps until the app is deleted. Between steps it sleeps as long as the decision core
 allows (short while something is in flight, long when settled, never past a deadline),
@@ -20,6 +24,7 @@ from typing import Any
 import kopf
 
 from segue.operator.api import GROUP, PLURAL, VERSION
+from segue.operator.observe import PodState, pod_state
 from segue.operator.reconcile import Gone, Reconciler
 from segue.operator.settings import OperatorSettings
 from segue.protocol.names import APP_LABEL, MANAGED_BY, MANAGER
@@ -41,6 +46,18 @@ class Wakeups:
     def wake(self, namespace: str | None, name: str | None) -> None:
         if namespace and name:
             self.get(namespace, name).set()
+
+
+def pods_of(
+    index: kopf.Index[tuple[str, str], PodState], key: tuple[str, str]
+) -> dict[str, PodState]:
+    """A copy of one app's pods from the index (Kopf updates it from its own thread)."""
+    for _ in range(10):
+        try:
+            return {p.name: p for p in index.get(key, ())}
+        except RuntimeError:  # changed while being copied: copy again
+            continue
+    raise RuntimeError(f"the pod index of {key} kept changing while being read")
 
 
 def connection_info(api_client: Any) -> kopf.ConnectionInfo:
@@ -80,16 +97,28 @@ def build_registry(reconciler: Reconciler, settings: OperatorSettings) -> kopf.O
         settings.watching.server_timeout = 120
         settings.posting.level = logging.WARNING
 
+    @kopf.index("", "v1", "pods", id="app_pods", labels={MANAGED_BY: MANAGER}, registry=registry)
+    def app_pods(
+        namespace: str | None, labels: Mapping[str, str], body: kopf.Body, **_: Any
+    ) -> dict[tuple[str, str], PodState]:
+        app = labels.get(APP_LABEL)
+        return {(namespace, app): pod_state(body)} if namespace and app else {}
+
     @kopf.daemon(GROUP, VERSION, PLURAL, registry=registry, cancellation_timeout=10.0)
     def run_app(
-        stopped: kopf.DaemonStopped, namespace: str | None, name: str, uid: str, **_: Any
+        stopped: kopf.DaemonStopped,
+        namespace: str | None,
+        name: str,
+        uid: str,
+        **kwargs: Any,
     ) -> None:
         assert namespace is not None  # StreamApps are namespaced
+        app_pods: kopf.Index[tuple[str, str], PodState] = kwargs["app_pods"]  # the index above
         wake = wakeups.get(namespace, name)
         log.info("%s/%s: reconcile loop started", namespace, name)
         while not stopped:
             try:
-                delay = reconciler.step(namespace, name)
+                delay = reconciler.step(namespace, name, pods_of(app_pods, (namespace, name)))
             except Gone:
                 break
             except Exception as exc:  # one bad step must not end the loop
@@ -99,7 +128,7 @@ def build_registry(reconciler: Reconciler, settings: OperatorSettings) -> kopf.O
                 delay = settings.error_backoff
             wake.wait(delay)
             wake.clear()
-        reconciler.forget(uid)
+        reconciler.forget(namespace, name, uid)
         log.info("%s/%s: reconcile loop stopped", namespace, name)
 
     @kopf.on.event(GROUP, VERSION, PLURAL, registry=registry)

@@ -50,6 +50,13 @@ class OperatorMetrics:
             (*LABELS, "stage"),
             registry=r,
         )
+        self.conflicts = Counter(
+            "segue_operator_publish_conflicts",
+            "generations not published because the assignment moved since it was read "
+            "(the step decides again at once)",
+            LABELS,
+            registry=r,
+        )
         self.reconcile_seconds = Histogram(
             "segue_operator_reconcile_duration_seconds",
             "one observe-decide-act step",

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import logging
+import time
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -19,6 +20,7 @@ from typing import Any
 from kubernetes.client import CoreV1Api
 from kubernetes.client.exceptions import ApiException
 
+from segue.operator.act.status_patch import conditions_from_status, memory_from_status
 from segue.operator.api import StreamApp
 from segue.operator.observe import (
     KafkaView,
@@ -26,16 +28,22 @@ from segue.operator.observe import (
     ScrapeError,
     WorkerReport,
     fetch_topology,
-    list_app_pods,
     scrape,
 )
-from segue.operator.scaling import PodObs, Policy, Published, from_document
+from segue.operator.scaling import PodObs, Policy, Published, World, from_document
 from segue.operator.settings import OperatorSettings
 from segue.protocol import decode_configmap
 from segue.protocol.names import assignment_configmap
 from segue.protocol.topology import SubTopologyDescription, parse_topology
 
 log = logging.getLogger("segue.operator.observe")
+
+
+@dataclass(frozen=True)
+class Observed:
+    world: World
+    assignment_version: str | None  # the resourceVersion a new generation is published over
+    secret_keys: tuple[str, ...]  # the keys of the Kafka credentials Secret
 
 
 @dataclass(frozen=True)
@@ -98,10 +106,47 @@ class Observer:
             self._kafka[key] = KafkaView(bootstrap, extra, timeout=self.settings.kafka_timeout)
         return self._kafka[key]
 
-    def pods(
-        self, namespace: str, app: StreamApp, name: str
-    ) -> tuple[dict[str, PodState], dict[str, WorkerReport]]:
-        states = list_app_pods(self.core, namespace, name)
+    def world(
+        self, namespace: str, app: StreamApp, uid: str, pods: Mapping[str, PodState]
+    ) -> Observed:
+        """The World of one step, with what acting on it needs.
+
+        ``pods`` is the app's pods as the watch-fed cache has them; their metrics,
+        the assignment and Kafka's offsets are read now."""
+        name = app.metadata["name"]
+        reports = self.scrape(namespace, app, pods)
+        assignment = read_assignment(self.core, namespace, name)
+        key = f"{uid}/{app.metadata.get('generation', 0)}"
+        subs, topology_error = self.topology(key, app, pods, reports)
+        secret = credentials(self.core, namespace, app)
+        view = self.kafka(app.spec.kafka.bootstrap_servers, secret)
+        topics = sorted({t for s in subs or () for t in (*s.source_topics, *s.changelog_topics)})
+        partitions = view.partitions(topics) if topics else {}
+        changelogs = {
+            t: partitions[t] for s in subs or () for t in s.changelog_topics if t in partitions
+        }
+        ends = view.end_offsets(changelogs) if changelogs else {}
+        world = World(
+            now=time.time(),
+            app=name,
+            application_id=app.spec.application_id,
+            replicas=app.spec.replicas,
+            policy=policy(app),
+            subtopologies=subs,
+            partitions=partitions,
+            end_offsets=ends,
+            published=assignment.published,
+            pods={n: pod_obs(s, reports.get(n)) for n, s in pods.items()},
+            memory=memory_from_status(app.status),
+            conditions=conditions_from_status(app.status),
+            topology_error=topology_error,
+        )
+        return Observed(world, assignment.resource_version, tuple(sorted(secret)))
+
+    def scrape(
+        self, namespace: str, app: StreamApp, states: Mapping[str, PodState]
+    ) -> dict[str, WorkerReport]:
+        """Every running pod's metrics, in parallel; a pod that does not answer is absent."""
         port, timeout = app.spec.metrics_port, self.settings.scrape_timeout
         live = [s for s in states.values() if s.ip and s.phase == "Running" and not s.terminating]
 
@@ -112,8 +157,7 @@ class Observer:
                 log.debug("no metrics from %s/%s: %s", namespace, state.name, exc)
                 return state.name, None
 
-        reports = {n: r for n, r in self._pool.map(one, live) if r is not None}
-        return states, reports
+        return {n: r for n, r in self._pool.map(one, live) if r is not None}
 
     def topology(
         self, key: str, app: StreamApp, states: Mapping[str, PodState], reports: Mapping[str, Any]

@@ -7,7 +7,7 @@ returns frozen dataclasses or plain dicts that the pure decision core consumes:
   roles, restored and checkpointed store offsets, ...), per docs/protocol.md;
 - ``kafka``: :class:`KafkaView`, topic partition counts and read_committed end
   offsets (the last stable offsets) through one AdminClient;
-- ``pods``: the API server's pods of one StreamApp → :class:`PodState` by name;
+- ``pods``: one pod, as the API server or a watch gives it → :class:`PodState`;
 - ``topology``: a worker's ``/topology`` document (the protocol parses it).
 
 Failures are exceptions naming what failed (:class:`ScrapeError`,
@@ -16,7 +16,7 @@ here retries, caches across calls or guesses a missing value.
 """
 
 from segue.operator.observe.kafka import KafkaObserveError, KafkaView
-from segue.operator.observe.pods import PodState, list_app_pods, pod_state
+from segue.operator.observe.pods import PodState, pod_state
 from segue.operator.observe.scrape import (
     ScrapeError,
     WorkerReport,
@@ -33,7 +33,6 @@ __all__ = [
     "ScrapeError",
     "WorkerReport",
     "fetch_topology",
-    "list_app_pods",
     "offsets",
     "parse_worker_metrics",
     "pod_state",

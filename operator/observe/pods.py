@@ -1,26 +1,21 @@
 """What the API server says about a StreamApp's pods, reduced to what decisions need.
 
-A ``V1Pod`` is large and mostly optional fields; the decision layer needs a few
-facts per member: is it running, where can it be scraped (``metrics.scrape`` at
-its IP), is it Ready, is it on its way out, has it been restarting. :func:`pod_state`
-turns one pod into a frozen :class:`PodState` (pure, so it is tested on
-constructed pods); :func:`list_app_pods` lists an app's pods by the
-``segue.dev/app`` label the operator puts on every pod it creates (the same label
-as on the assignment ConfigMap, docs/protocol.md). API errors propagate as the
-client's ``ApiException``: whether to retry is the caller's call.
+A pod is large and mostly optional fields; the decision layer needs a few facts per
+member: is it running, where can it be scraped (``scrape.scrape`` at its IP), is it
+Ready, is it on its way out, has it been restarting. :func:`pod_state` turns one pod,
+as the client's ``V1Pod`` or as the raw object a watch delivers (the operator's Kopf
+index of pods, ``segue.operator.handlers``), into a frozen :class:`PodState`. Pure, so
+it is tested on constructed pods.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from kubernetes.client import CoreV1Api, V1Pod
-
-from segue.protocol.names import APP_LABEL
-
-PAGE = 500  # pods per list request
+from kubernetes.client import V1Pod
 
 
 @dataclass(frozen=True)
@@ -36,8 +31,10 @@ class PodState:
     labels: dict[str, str] = field(default_factory=dict)
 
 
-def pod_state(pod: V1Pod) -> PodState:
+def pod_state(pod: V1Pod | Mapping[str, Any]) -> PodState:
     """Reduce one pod. A pod with no status yet is ``Pending``, not ready, with no IP."""
+    if isinstance(pod, Mapping):
+        return _from_object(pod)
     meta = pod.metadata
     if meta is None or not meta.name:
         raise ValueError("pod without metadata.name")
@@ -57,27 +54,29 @@ def pod_state(pod: V1Pod) -> PodState:
     )
 
 
+def _from_object(pod: Mapping[str, Any]) -> PodState:
+    """The same reduction of a raw (camelCase) pod object."""
+    meta = pod.get("metadata") or {}
+    if not meta.get("name"):
+        raise ValueError("pod without metadata.name")
+    status = pod.get("status") or {}
+    conditions = status.get("conditions") or []
+    return PodState(
+        name=meta["name"],
+        phase=status.get("phase") or "Pending",
+        ip=status.get("podIP") or None,
+        ready=any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions),
+        terminating=meta.get("deletionTimestamp") is not None,
+        restarts=sum(c.get("restartCount") or 0 for c in status.get("containerStatuses") or []),
+        uid=meta.get("uid") or "",
+        created=_epoch(meta.get("creationTimestamp")),
+        labels=dict(meta.get("labels") or {}),
+    )
+
+
 def _epoch(value: datetime | str | None) -> float | None:
     if value is None:
         return None
-    if isinstance(value, str):  # a dict-built pod keeps RFC 3339 text
+    if isinstance(value, str):  # a raw object keeps RFC 3339 text
         value = datetime.fromisoformat(value.replace("Z", "+00:00"))
     return value.timestamp()
-
-
-def list_app_pods(api: CoreV1Api, namespace: str, app: str) -> dict[str, PodState]:
-    """Every pod of StreamApp ``app`` in ``namespace`` (label ``segue.dev/app=<app>``),
-    by name, terminating ones included."""
-    pods: dict[str, PodState] = {}
-    token: str | None = None
-    while True:
-        kwargs: dict[str, Any] = {"label_selector": f"{APP_LABEL}={app}", "limit": PAGE}
-        if token:
-            kwargs["_continue"] = token
-        page = api.list_namespaced_pod(namespace, **kwargs)
-        for pod in page.items:
-            state = pod_state(pod)
-            pods[state.name] = state
-        token = page.metadata._continue if page.metadata else None
-        if not token:
-            return pods

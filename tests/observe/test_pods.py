@@ -1,7 +1,8 @@
 """``segue.operator.observe.pods``: pods reduced to PodState.
 
-``pod_state`` is pure and is tested on constructed ``V1Pod`` objects; the
-listing runs on the real API server with the pod runner playing the kubelet."""
+``pod_state`` is pure and is tested on constructed ``V1Pod`` objects; then on the
+raw objects the real API server returns (what the operator's Kopf index of pods is
+fed), with the pod runner playing the kubelet."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from typing import Any
 import pytest
 from kubernetes import client
 
-from segue.operator.observe import PodState, list_app_pods, pod_state
+from segue.operator.observe import PodState, pod_state
 from segue.protocol.names import APP_LABEL
 
 CREATED = datetime(2026, 3, 1, 12, 0, 0, tzinfo=UTC)
@@ -137,7 +138,14 @@ def wait(check: Callable[[], bool], what: str, timeout: float = 60.0) -> None:
         time.sleep(0.2)
 
 
-def test_list_app_pods_on_the_api_server(kube_api: Any, namespace: str, pod_runner: Any) -> None:
+def app_pods(core: client.CoreV1Api, namespace: str, app: str) -> dict[str, PodState]:
+    """An app's pods as raw objects, as a watch delivers them to the index, reduced."""
+    listed = core.list_namespaced_pod(namespace, label_selector=f"{APP_LABEL}={app}").items
+    raw = [core.api_client.sanitize_for_serialization(p) for p in listed]
+    return {s.name: s for s in (pod_state(r) for r in raw)}
+
+
+def test_raw_pods_from_the_api_server(kube_api: Any, namespace: str, pod_runner: Any) -> None:
     core = client.CoreV1Api(kube_api)
     sleep = python("import time; time.sleep(600)")
     started = time.time()
@@ -161,7 +169,7 @@ def test_list_app_pods_on_the_api_server(kube_api: Any, namespace: str, pod_runn
 
         def settled() -> bool:
             pods.clear()
-            pods.update(list_app_pods(core, namespace, "app"))
+            pods.update(app_pods(core, namespace, "app"))
             return pods["app-0"].ready and pods["app-1"].restarts >= 1
 
         wait(settled, "app-0 ready and app-1 restarted")
@@ -178,6 +186,20 @@ def test_list_app_pods_on_the_api_server(kube_api: Any, namespace: str, pod_runn
         assert pods["app-1"].restarts >= 1  # the pod runner restarts it as the kubelet would
         held = pods["app-2"]
         assert (held.phase, held.ip, held.ready, held.terminating) == ("Pending", None, False, True)
-        assert list_app_pods(core, namespace, "nothing") == {}
+        assert app_pods(core, namespace, "nothing") == {}
     finally:
         core.patch_namespaced_pod("app-2", namespace, {"metadata": {"finalizers": None}})
+
+
+def test_a_raw_object_reduces_like_the_client_model() -> None:
+    status = client.V1PodStatus(
+        phase="Running",
+        pod_ip="10.1.2.3",
+        conditions=[client.V1PodCondition(type="Ready", status="True")],
+        container_statuses=[container("worker", 2)],
+    )
+    model = pod(status=status, deletion=datetime(2026, 3, 1, 12, 5, tzinfo=UTC), labels={"a": "b"})
+    raw = client.ApiClient().sanitize_for_serialization(model)
+    assert pod_state(raw) == pod_state(model)
+    with pytest.raises(ValueError, match=r"metadata\.name"):
+        pod_state({"metadata": {}})

@@ -181,6 +181,16 @@ class Apps:
         ).items
         return [(e.reason, e.message) for e in items]
 
+    def event_counts(self, name: str) -> dict[str, list[int]]:
+        """reason -> the count of each Event object with that reason."""
+        items = self.core.list_namespaced_event(
+            self.namespace, field_selector=f"involvedObject.name={name}"
+        ).items
+        counts: dict[str, list[int]] = {}
+        for e in items:
+            counts.setdefault(e.reason, []).append(e.count or 1)
+        return counts
+
     def condition(self, name: str, kind: str) -> Condition | None:
         return find_condition(self.status(name).conditions, kind)
 

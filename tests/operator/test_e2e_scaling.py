@@ -114,6 +114,10 @@ def test_scale_up_and_down_through_the_scale_subresource(
         "MemberLeft",
     } <= reasons
     assert "ScaleDownTimeout" not in reasons
+    # Once per transition, aggregated per reason: 0->2 and 2->4 are two scale-ups.
+    counts = apps.event_counts("wc")
+    assert counts["ScalingUp"] == [2]
+    assert counts["ScaleDownStarted"] == [1]
     # status.lastScaleTime says when each scale started (kubectl's LAST SCALE column).
     assert settled is not None
     assert scaled_up is not None

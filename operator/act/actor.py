@@ -1,0 +1,152 @@
+"""Carry out one :class:`~segue.operator.scaling.Plan` for one StreamApp, deciding nothing.
+
+Acts run in a safe order: publish the generation (over exactly the version it was
+decided from; :class:`~.apply.Conflict` if it moved, and the caller decides again),
+create claims and pods, delete pods and claims, then write the status and post the
+events. The workers' ServiceAccount, Role and RoleBinding are written once per app
+generation (:meth:`Actor.ensure_access`). ``reconcile`` calls this after the scaling
+state machine; the object builders are :mod:`.objects`, the writes :mod:`.apply`.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+from kubernetes.client import CoreV1Api, CustomObjectsApi, RbacAuthorizationV1Api
+
+from segue.operator.act import apply, objects
+from segue.operator.act.recorder import EventRecorder, Involved
+from segue.operator.act.status_patch import build_status, condition, status_patch
+from segue.operator.api import GROUP, PLURAL, VERSION, StreamApp
+from segue.operator.api.names import claim
+from segue.operator.api.status import StreamAppStatus, find_condition
+from segue.operator.metrics import OperatorMetrics
+from segue.operator.scaling import Condition, Plan
+
+log = logging.getLogger("segue.operator")
+
+
+@dataclass(frozen=True)
+class Target:
+    """The StreamApp a plan is for, as read at the start of the step."""
+
+    namespace: str
+    name: str
+    uid: str
+    generation: int  # metadata.generation
+    app: StreamApp | None  # None: the object does not parse (see Actor.refuse)
+    raw_status: dict[str, Any] | None  # the status as read, for the merge patch
+    secret_keys: tuple[str, ...] = ()
+
+    @property
+    def involved(self) -> Involved:
+        return Involved(self.namespace, self.name, self.uid)
+
+
+class Actor:
+    def __init__(self, api_client: Any, metrics: OperatorMetrics) -> None:
+        self.core = CoreV1Api(api_client)
+        self.rbac = RbacAuthorizationV1Api(api_client)
+        self.custom = CustomObjectsApi(api_client)
+        self.metrics = metrics
+        self.recorder = EventRecorder(self.core)
+        self._access: set[tuple[str, int]] = set()  # (uid, generation) with access written
+
+    def forget(self, target: Target) -> None:
+        """The app's loop ended: drop what is remembered of it."""
+        self._access = {a for a in self._access if a[0] != target.uid}
+        self.recorder.forget(target.namespace, target.name)
+
+    def ensure_access(self, target: Target) -> None:
+        """The workers' ServiceAccount, Role and RoleBinding, once per app generation."""
+        if (target.uid, target.generation) in self._access:
+            return
+        name, uid, namespace = target.name, target.uid, target.namespace
+        apply.ensure_worker_access(
+            self.core,
+            self.rbac,
+            namespace,
+            [
+                objects.service_account(name, uid),
+                objects.role(name, uid),
+                objects.role_binding(name, uid, namespace),
+            ],
+        )
+        self._access.add((uid, target.generation))
+
+    def carry_out(self, target: Target, plan: Plan, assignment_rv: str | None, now: float) -> None:
+        assert target.app is not None
+        namespace, name, uid, spec = target.namespace, target.name, target.uid, target.app.spec
+        labels = (namespace, name)
+        if plan.publish is not None and plan.document is not None:
+            body = objects.assignment(name, uid, plan.publish.generation, plan.document)
+            apply.publish(self.core, namespace, body, assignment_rv)
+            self.metrics.generations.labels(*labels).inc()
+            self.metrics.handovers.labels(*labels).inc(plan.handovers_published)
+            log.info(
+                "%s/%s: published generation %d (%d handovers, %d learners)",
+                namespace,
+                name,
+                plan.publish.generation,
+                plan.handovers_published,
+                plan.learners,
+            )
+        for member in plan.create_pods:
+            pvc = objects.state_claim(name, uid, member, spec)
+            if pvc is not None:
+                apply.create(self.core, namespace, pvc)
+            pod = objects.pod(name, uid, member, spec, target.secret_keys)
+            if apply.create(self.core, namespace, pod):
+                log.info("%s/%s: created pod %s", namespace, name, member)
+        for member in plan.delete_pods:
+            if apply.delete_pod(self.core, namespace, member):
+                log.info("%s/%s: deleted pod %s", namespace, name, member)
+        if spec.state.volume_claim is not None:
+            for member in plan.delete_claims:
+                apply.delete_claim(self.core, namespace, claim(member))
+        status = build_status(plan, name, target.app.status, target.generation, now)
+        self._patch_status(target, status_patch(status, target.raw_status))
+        for event in plan.events:
+            log.info("%s/%s: %s: %s", namespace, name, event.reason, event.message)
+            self.recorder.post(
+                target.involved,
+                type_=event.type,
+                reason=event.reason,
+                message=event.message,
+                now=now,
+            )
+        for _task, seconds in plan.handovers_done:
+            self.metrics.handover_seconds.labels(*labels).observe(seconds)
+        self.metrics.learners.labels(*labels).set(plan.learners)
+        self.metrics.generation.labels(*labels).set(plan.assessment.generation)
+
+    def refuse(self, target: Target, reason: str, message: str, now: float) -> None:
+        """Nothing can be decided: say why in ``Degraded`` (and once as a Warning event),
+        and leave everything running as it is."""
+        try:
+            before = StreamAppStatus.model_validate(target.raw_status or {}).conditions
+        except ValueError:
+            before = None
+        old = find_condition(before, "Degraded")
+        degraded = Condition("Degraded", "True", reason, message)
+        status = StreamAppStatus(
+            phase="Degraded", conditions=[condition(degraded, old, target.generation, now)]
+        )
+        self._patch_status(target, {"status": status.model_dump(mode="json", exclude_none=True)})
+        if old is None or (old.status, old.reason, old.message) != ("True", reason, message):
+            self.recorder.post(
+                target.involved, type_="Warning", reason=reason, message=message, now=now
+            )
+
+    def _patch_status(self, target: Target, patch: dict[str, Any]) -> None:
+        self.custom.patch_namespaced_custom_object_status(
+            GROUP,
+            VERSION,
+            target.namespace,
+            PLURAL,
+            target.name,
+            patch,
+            _content_type="application/merge-patch+json",
+        )
