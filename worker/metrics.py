@@ -6,13 +6,16 @@ scrape, so the HTTP thread never reads state the main loop is changing, and a
 task that is gone disappears from the gauges at once. Counters kept by the
 snapshot (records processed, restored, skipped) are cumulative for the process.
 One explicit registry per process; ``http`` serves it.
+
+This module is also where the reason words of a task that cannot run are
+spelled (``ownership`` attaches them to failures).
 """
 
 from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 
 from prometheus_client import CollectorRegistry, Counter
@@ -20,6 +23,40 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metri
 from prometheus_client.registry import Collector
 
 from segue.worker.assignment import ROLES
+
+# Reasons a task cannot run. Its sub-topology's topics (``topics.resolve``):
+REASON_TOPIC_MISSING = "TopicMissing"  # a source or output topic does not exist
+REASON_NOT_COPARTITIONED = "NotCopartitioned"  # its sources differ in partition count
+REASON_PARTITION_MISMATCH = "PartitionMismatch"  # a changelog's partitions != task count
+REASON_TASK_OUT_OF_RANGE = "TaskOutOfRange"  # its sources have too few partitions for it
+# The assignment names no task of the topology (a malformed id, no such sub-topology):
+REASON_UNKNOWN_TASK = "UnknownTask"
+# Its own life:
+REASON_START_FAILED = "StartFailed"  # fencing, activating or entering a role failed
+REASON_STORE_FAILED = "StoreFailed"  # a store could not open or restore (wiped if damaged)
+REASON_TRANSACTION_ABORTED = "TransactionAborted"  # a produce or commit failed: retried
+REASON_RECORD_FAILED = "RecordFailed"  # error policy ``stop`` at a bad record: not retried
+REASON_FENCED = "Fenced"  # a newer owner took the task: down until reassigned
+
+TASK_ERROR_REASONS = (
+    REASON_TOPIC_MISSING,
+    REASON_NOT_COPARTITIONED,
+    REASON_PARTITION_MISMATCH,
+    REASON_TASK_OUT_OF_RANGE,
+    REASON_UNKNOWN_TASK,
+    REASON_START_FAILED,
+    REASON_STORE_FAILED,
+    REASON_TRANSACTION_ABORTED,
+    REASON_RECORD_FAILED,
+    REASON_FENCED,
+)
+
+# ``topics.SubError.reason`` (also the segue_assignment_errors_total reason) -> reason word.
+TOPIC_REASONS: Mapping[str, str] = {
+    "missing_topic": REASON_TOPIC_MISSING,
+    "copartitioning": REASON_NOT_COPARTITIONED,
+    "changelog_partitions": REASON_PARTITION_MISMATCH,
+}
 
 
 @dataclass(frozen=True)
@@ -52,6 +89,7 @@ class Snapshot:
     ready: bool = False
 
 
+# ownership.TaskState's values (all but "new", which is never reported)
 STATES = ("starting", "restoring", "running", "standby", "failed", "fenced")
 
 

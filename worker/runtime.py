@@ -4,10 +4,11 @@ One thread does all Kafka and store work, so task state needs no locks: it
 applies the newest assignment the watcher (``watch``) delivered, polls the
 restore consumer (``state.restore``), polls the input consumer and dispatches
 records to active tasks, commits the transactions that are due, retries failed
-tasks, and publishes a metrics snapshot (``metrics``). ``taskset`` performs the
-transitions; ``plan`` says which; ``topics`` resolves the topology against the
-broker. On stop (SIGTERM) it finishes every open transaction, checkpoints and
-closes within the shutdown timeout.
+tasks, and publishes a metrics snapshot (``report``, ``metrics``). ``plan`` says
+which tasks change; ``taskset`` changes them, through its public methods only;
+``topics`` resolves the topology against the broker. On stop (SIGTERM) it
+finishes every open transaction, checkpoints and closes within the shutdown
+timeout.
 """
 
 from __future__ import annotations
@@ -82,9 +83,6 @@ class Worker:
         self._wake = threading.Event()
         self.stopping = threading.Event()
         self.sizes: dict[str, int] = {}
-        for task in self.layout.local_tasks():
-            for store, checkpoint in self.layout.local_checkpoints(task).items():
-                self.tasks.local_offsets[(task, store)] = checkpoint.offset
 
     # -- input from the watcher thread --
 
@@ -139,11 +137,10 @@ class Worker:
                 desired[task] = role
             else:
                 self.count_error(reason)
-        for name, state in list(self.tasks.tasks.items()):
-            if state.status in ("failed", "fenced") and name in desired:
+        for name in self.tasks.down():
+            if name in desired:
                 self.tasks.stop(name)  # it comes back: recreated from scratch
-        current = {name: t.role for name, t in self.tasks.tasks.items()}
-        plan = diff(current, desired)
+        plan = diff(self.tasks.owned(), desired)
         log.info("applying generation %d: %s", doc.generation, plan)
         self.tasks.release([*plan.stop, *plan.demote])
         for name in plan.stop:
@@ -159,9 +156,9 @@ class Worker:
             sub = self.topology.get(task_id.subtopology)
             resolved = resolution.subs[task_id.subtopology]
             self._transition(name, self.tasks.start, name, role, doc.generation, resolved, sub)
-        for name, running in list(self.tasks.tasks.items()):
+        for name in self.tasks.owned():
             now_resolved = resolution.subs.get(TaskId.parse(name).subtopology)
-            if now_resolved is not None and now_resolved != running.resolved:
+            if now_resolved is not None:
                 self._transition(name, self.tasks.reresolve, name, now_resolved)
         self.tasks.fence_pending()
         self.generation = doc.generation
@@ -172,9 +169,7 @@ class Worker:
             step(*args)
         except Exception as exc:
             log.exception("task %s: applying the generation failed", name)
-            task = self.tasks.tasks.get(name)
-            if task is not None:
-                self.tasks.fail(task, exc, retry=True)
+            self.tasks.fail(name, exc)
 
     def _resolve(self, doc: AssignmentDocument) -> Resolution:
         expansions = doc.expansions()
@@ -242,15 +237,13 @@ class Worker:
 
     def _step(self) -> bool:
         """One restore poll and one input poll; True if either had work."""
-        running = bool(self.tasks.router)
+        running = self.tasks.consuming
         busy = False
         if self.restorer.busy:
             try:
                 done = self.restorer.poll(0.0 if running else 0.05)
             except RestoreError as exc:
-                task = self.tasks.tasks.get(exc.task)
-                if task is not None:
-                    self.tasks.fail(task, exc, retry=True)
+                self.tasks.fail(exc.task, exc)
                 done = []
             for name in done:
                 self.tasks.restored(name)
@@ -266,7 +259,7 @@ class Worker:
     def _shutdown(self) -> None:
         deadline = time.monotonic() + self.config.shutdown_timeout
         log.info(
-            "stopping: committing open transactions and closing %d tasks", len(self.tasks.tasks)
+            "stopping: committing open transactions and closing %d tasks", len(self.tasks.owned())
         )
         self.tasks.shutdown(deadline)
         self.metrics.publish(report.snapshot(self))
