@@ -17,10 +17,9 @@ The library a stream application is written against, and the process
 See docs/worker.md. Module map: ``topology``, ``processor``, ``serdes`` (the API);
 ``tasks``, ``topics``, ``assignment``, ``plan`` (pure logic); ``state/`` (stores,
 checkpoints, restoration); ``active``, ``ownership`` (task states and their
-transitions), ``restoring``, ``processing``, ``taskset`` (the facade), ``runtime``
-(running tasks);
-``watch``, ``metrics``, ``report``, ``http``, ``config``, ``cli`` (the process);
-``apps/`` (examples).
+transitions), ``problems``, ``restoring``, ``processing``, ``recovery``,
+``taskset`` (the facade), ``runtime`` (running tasks); ``watch``, ``metrics``,
+``report``, ``http``, ``config``, ``cli`` (the process); ``apps/`` (examples).
 """
 
 from segue.worker.processor import Context, ErrorPolicy, KeyValueStore, Processor, Record

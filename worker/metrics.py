@@ -7,8 +7,9 @@ task that is gone disappears from the gauges at once. Counters kept by the
 snapshot (records processed, restored, skipped) are cumulative for the process.
 One explicit registry per process; ``http`` serves it.
 
-This module is also where the reason words of a task that cannot run are
-spelled (``ownership`` attaches them to failures).
+This module is also where the names the operator parses are spelled: the
+``segue_task_error`` gauge and its reason words (``ownership`` and ``runtime``
+attach them to the tasks that cannot run).
 """
 
 from __future__ import annotations
@@ -23,6 +24,13 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metri
 from prometheus_client.registry import Collector
 
 from segue.worker.assignment import ROLES
+
+# One sample, value 1, per assigned task that cannot run now: labels task, reason
+# (one of the words below) and message (a human explanation, at most
+# TASK_ERROR_MESSAGE_MAX characters). The operator parses it: do not rename.
+TASK_ERROR = "segue_task_error"
+TASK_ERROR_LABELS = ("task", "reason", "message")
+TASK_ERROR_MESSAGE_MAX = 200
 
 # Reasons a task cannot run. Its sub-topology's topics (``topics.resolve``):
 REASON_TOPIC_MISSING = "TopicMissing"  # a source or output topic does not exist
@@ -77,6 +85,21 @@ class TaskReport:
 
 
 @dataclass(frozen=True)
+class TaskError:
+    task: str
+    reason: str  # one of TASK_ERROR_REASONS
+    message: str
+
+
+def error_message(text: str) -> str:
+    """One line of at most TASK_ERROR_MESSAGE_MAX characters."""
+    line = " ".join(text.split())
+    if len(line) <= TASK_ERROR_MESSAGE_MAX:
+        return line
+    return line[: TASK_ERROR_MESSAGE_MAX - 3] + "..."
+
+
+@dataclass(frozen=True)
 class Snapshot:
     generation: int | None = None
     tasks: tuple[TaskReport, ...] = ()
@@ -86,6 +109,7 @@ class Snapshot:
     restored_records: dict[tuple[str, str], int] = field(default_factory=dict)
     skipped: dict[tuple[str, str], int] = field(default_factory=dict)
     fenced: dict[str, int] = field(default_factory=dict)
+    errors: tuple[TaskError, ...] = ()
     ready: bool = False
 
 
@@ -142,7 +166,12 @@ class _SnapshotCollector(Collector):
             local.add_metric([task, store], offset)
         for task, nbytes in sorted(snap.local_bytes.items()):
             size.add_metric([task], nbytes)
-        yield from (role, state, restored, end, lag, local, size)
+        error = GaugeMetricFamily(
+            TASK_ERROR, "1 for each assigned task that cannot run now", labels=TASK_ERROR_LABELS
+        )
+        for e in snap.errors:
+            error.add_metric([e.task, e.reason, error_message(e.message)], 1.0)
+        yield from (role, state, restored, end, lag, local, size, error)
         yield _counter(
             "segue_task_records_processed",
             "Input records processed as active",

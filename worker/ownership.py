@@ -1,13 +1,12 @@
-"""The states of a task this worker owns, the transitions allowed between them,
-and what each kind of failure means.
+"""The states of a task this worker owns and the transitions allowed between them.
 
 Pure bookkeeping, no I/O. ``taskset`` (the facade ``runtime`` and ``report``
 call) and its helpers ``restoring`` and ``processing`` change a task's state only
 through :meth:`Task.move_to`, which refuses any move not in :data:`TRANSITIONS`.
-A task that cannot run is ``failed`` or ``fenced`` and carries a :class:`Problem`
-(a reason word from ``metrics`` and a message); a failed one is retried on the
-capped exponential back-off of :func:`retry_delay`, unless its error policy
-stopped it. A fenced task is never retried: it leaves only by being stopped.
+A task that cannot run is ``failed`` or ``fenced`` and carries a ``problems.Problem``;
+a failed one is retried on the back-off of ``problems.retry_delay``, unless its
+error policy stopped it. A fenced task is never retried: it leaves only by being
+stopped (and, if assigned again, recreated).
 """
 
 from __future__ import annotations
@@ -18,11 +17,9 @@ from dataclasses import dataclass, field
 
 from confluent_kafka import Producer
 
-from segue.worker import metrics
-from segue.worker.active import ActiveTask, TaskAborted, TaskFailed, TaskFenced
+from segue.worker.active import ActiveTask
 from segue.worker.assignment import Role
-from segue.worker.state.engine import StoreCorrupt, StoreLocked
-from segue.worker.state.restore import RestoreError
+from segue.worker.problems import Problem, retry_delay
 from segue.worker.state.store import TaskStore
 from segue.worker.topics import ResolvedSub
 from segue.worker.topology import SubTopology
@@ -53,49 +50,9 @@ TRANSITIONS: Mapping[TaskState, frozenset[TaskState]] = {
 }
 DOWN = frozenset({S.FAILED, S.FENCED})
 
-FIRST_RETRY = 0.5  # seconds before the first retry; doubles per failure
-MAX_RETRY = 30.0
-
 
 class IllegalTransition(RuntimeError):
     pass
-
-
-def retry_delay(failures: int) -> float:
-    """Seconds before retrying a task that failed ``failures`` times in a row."""
-    return min(MAX_RETRY, FIRST_RETRY * 2.0 ** min(max(failures, 1) - 1, 32))
-
-
-@dataclass(frozen=True)
-class Problem:
-    """Why a task cannot run: ``reason`` is one of ``metrics``' reason words."""
-
-    reason: str
-    message: str
-
-
-@dataclass(frozen=True)
-class Failure:
-    problem: Problem
-    retry: bool
-    wipe: bool = False  # the local state cannot be trusted
-
-
-def failure_of(exc: BaseException, default: str) -> Failure:
-    """What an exception means for the task it stopped; ``default`` is the reason of errors
-    that are none of the known kinds (``StartFailed`` while starting, ...)."""
-    message = str(exc) or type(exc).__name__
-    if isinstance(exc, TaskFenced):
-        return Failure(Problem(metrics.REASON_FENCED, message), retry=False)
-    if isinstance(exc, TaskFailed):
-        return Failure(Problem(metrics.REASON_RECORD_FAILED, message), retry=False)
-    if isinstance(exc, StoreCorrupt):
-        return Failure(Problem(metrics.REASON_STORE_FAILED, message), retry=True, wipe=True)
-    if isinstance(exc, (StoreLocked, RestoreError)):
-        return Failure(Problem(metrics.REASON_STORE_FAILED, message), retry=True)
-    if isinstance(exc, TaskAborted):
-        return Failure(Problem(metrics.REASON_TRANSACTION_ABORTED, message), retry=True)
-    return Failure(Problem(default, message), retry=True)
 
 
 @dataclass(frozen=True)
@@ -160,6 +117,18 @@ class Task:
             raise ValueError(f"task {self.name}: {target.value} with problem {problem}")
         self._state = target
         self._problem = problem
+
+    def retry_due(self, now: float) -> bool:
+        return (
+            self._state is TaskState.FAILED and self.retry_at is not None and self.retry_at <= now
+        )
+
+    def schedule_retry(self, now: float) -> float:
+        """One more failure in a row: the retry waits longer. The delay, in seconds."""
+        self.failures += 1
+        delay = retry_delay(self.failures)
+        self.retry_at = now + delay
+        return delay
 
     def view(self) -> TaskView:
         return TaskView(

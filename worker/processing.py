@@ -22,12 +22,12 @@ from confluent_kafka import Consumer, KafkaException, Message, Producer
 from segue.worker import metrics
 from segue.worker.active import ActiveTask, TaskAborted, TaskFailed, TaskFenced
 from segue.worker.fencing import Fenced, Starting, fence_all, in_parallel
-from segue.worker.inputs import InputRouter
+from segue.worker.inputs import InputRouter, source_inputs
 from segue.worker.kafka import is_fenced
-from segue.worker.ownership import Failure, Problem, Task, TaskState, failure_of
+from segue.worker.ownership import Task, TaskState
+from segue.worker.problems import Failure, Problem, failure_of
 from segue.worker.restoring import Restoration
 from segue.worker.state.engine import StoreCorrupt, StoreLocked
-from segue.worker.tasks import TaskId, source_partitions
 
 log = logging.getLogger(__name__)
 
@@ -146,15 +146,7 @@ class Processing:
         log.info("task %s running (inputs %s)", task.name, inputs)
 
     def inputs(self, task: Task) -> list[tuple[str, int]]:
-        task_id = TaskId.parse(task.name)
-        inputs: list[tuple[str, int]] = []
-        for source in task.sub.sources:
-            topic = source.topic(self.application_id)
-            available = task.resolved.sources.get(topic, 0)
-            inputs += [
-                (topic, p) for p in source_partitions(task_id, available, task.resolved.expansion)
-            ]
-        return inputs
+        return source_inputs(self.application_id, task.name, task.sub, task.resolved)
 
     def follow_inputs(self, task: Task) -> None:
         """The task's source partitions changed (an expansion): read the new ones from

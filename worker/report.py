@@ -6,6 +6,7 @@ sees the immutable ``metrics.Snapshot`` built here. End offsets come from one
 batched read_committed ListOffsets call every few seconds
 (``kafka.Admin.end_offsets``), plus the partition-EOF events the restorer sees;
 a running active task counts as caught up (lag 0), as docs/protocol.md says.
+Every task that cannot run now becomes one ``segue_task_error`` sample.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from typing import TYPE_CHECKING
 from confluent_kafka import KafkaException
 
 from segue.worker.kafka import Admin
-from segue.worker.metrics import Snapshot, StoreReport, TaskReport
+from segue.worker.metrics import Snapshot, StoreReport, TaskError, TaskReport
 from segue.worker.ownership import TaskState
 from segue.worker.state.engine import directory_bytes
 from segue.worker.state.layout import StateLayout
@@ -82,5 +83,9 @@ def snapshot(worker: Worker) -> Snapshot:
         restored_records=dict(restorer.restored_total),
         skipped=tasks.skipped(),
         fenced=tasks.fenced(),
+        errors=tuple(
+            TaskError(name, problem.reason, problem.message)
+            for name, problem in sorted(tasks.problems().items())
+        ),
         ready=worker.generation is not None and tasks.ready,
     )

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 
 from confluent_kafka import KafkaException, Producer, TopicPartition
 
@@ -42,6 +42,9 @@ class Restoration:
         self.producer_factory = producer_factory
         self.exactly_once = exactly_once
         self.wiped = 0  # stores wiped because their state could not be trusted
+        # (task, store) -> checkpointed offset of the stores on local disk whose task
+        # this worker does not own (after a restart, or once it stopped the task).
+        self.local_offsets = self.local_checkpoints()
 
     def watermarks(self, topic: str, partition: int) -> tuple[int, int]:
         marks = self.restorer.consumer.get_watermark_offsets(
@@ -58,6 +61,26 @@ class Restoration:
             for task in self.layout.local_tasks()
             for store, checkpoint in self.layout.local_checkpoints(task).items()
         }
+
+    def claim(self, name: str) -> None:
+        """The task is owned again: its stores are no longer merely local."""
+        for key in [k for k in self.local_offsets if k[0] == name]:
+            del self.local_offsets[key]
+
+    def changelogs(self, tasks: Iterable[Task]) -> dict[tuple[str, int], tuple[str, str]]:
+        """(changelog, partition) -> (task, store) of every open store."""
+        return {
+            (store.changelog, store.partition): (task.name, name)
+            for task in tasks
+            for name, store in task.stores.items()
+        }
+
+    def update_ends(self, tasks: Mapping[str, Task], ends: Mapping[tuple[str, str], int]) -> None:
+        """(task, store) -> a changelog end offset just read."""
+        for (name, store), end in ends.items():
+            task = tasks.get(name)
+            if task is not None:
+                task.ends[store] = max(task.ends.get(store, 0), end)
 
     def open_stores(self, task: Task) -> None:
         partition = TaskId.parse(task.name).partition
@@ -131,13 +154,11 @@ class Restoration:
             return None
         return spare
 
-    def close(self, task: Task) -> dict[str, int]:
-        """Close the task's stores; the offset each one reached."""
-        offsets: dict[str, int] = {}
+    def close(self, task: Task) -> None:
+        """The task stopped: close its stores, remembering the offsets they reached."""
         for name, store in task.stores.items():
-            offsets[name] = store.offset
+            self.local_offsets[(task.name, name)] = store.offset
             store.close()
-        return offsets
 
     def wipe(self, task: Task) -> None:
         """The task's local state cannot be trusted: delete it (restored on retry)."""

@@ -6,9 +6,9 @@ restore consumer (``state.restore``), polls the input consumer and dispatches
 records to active tasks, commits the transactions that are due, retries failed
 tasks, and publishes a metrics snapshot (``report``, ``metrics``). ``plan`` says
 which tasks change; ``taskset`` changes them, through its public methods only;
-``topics`` resolves the topology against the broker. On stop (SIGTERM) it
-finishes every open transaction, checkpoints and closes within the shutdown
-timeout.
+``topics`` resolves the topology against the broker, for each generation and
+for each retry of a task that could not run. On stop (SIGTERM) it finishes every
+open transaction, checkpoints and closes within the shutdown timeout.
 """
 
 from __future__ import annotations
@@ -16,20 +16,21 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 from confluent_kafka import Consumer, KafkaException, Producer
 
 from segue.worker import kafka, report
 from segue.worker.assignment import AssignmentDocument, AssignmentError, Role
 from segue.worker.config import WorkerConfig
-from segue.worker.metrics import WorkerMetrics
+from segue.worker.metrics import REASON_UNKNOWN_TASK, WorkerMetrics
 from segue.worker.plan import diff
+from segue.worker.problems import Problem
 from segue.worker.state.layout import StateLayout
 from segue.worker.state.restore import RestoreError, Restorer, restore_consumer_config
-from segue.worker.tasks import TaskId
+from segue.worker.tasks import Expansion, TaskId
 from segue.worker.taskset import TaskSet
-from segue.worker.topics import Resolution, resolve
+from segue.worker.topics import Resolution, ResolvedSub, resolve
 from segue.worker.topology import Topology
 
 log = logging.getLogger(__name__)
@@ -75,9 +76,11 @@ class Worker:
             exactly_once=exactly_once,
             commit_interval=config.commit_interval_ms / 1000.0,
             fence_delay=config.fence_delay_ms / 1000.0,
+            resolve=self._resolve_now,
         )
         self.consumer = consumer
         self.generation: int | None = None
+        self._expansions: Mapping[int, Expansion] = {}  # the applied generation's
         self._pending: AssignmentDocument | None = None
         self._lock = threading.Lock()
         self._wake = threading.Event()
@@ -119,30 +122,38 @@ class Worker:
             self.count_error("application_mismatch")
             return
         try:
-            resolution = self._resolve(doc)
+            expansions = doc.expansions()
         except AssignmentError as exc:
             log.error("generation %d: %s", doc.generation, exc)
             self.count_error("invalid_document")
             return
+        resolution = self._resolve(expansions)
         roles, conflicts = doc.roles_of(self.member)
         for task in conflicts:
             log.error(
                 "generation %d lists task %s in two roles for %s", doc.generation, task, self.member
             )
             self.count_error("conflicting_roles")
+        # A task of the topology is kept even if it cannot run now (its topics are
+        # missing or wrong): the task set reports it and retries it. Only ids that
+        # name no task of the topology are refused.
         desired: dict[str, Role] = {}
+        refused: dict[str, tuple[Role, Problem]] = {}
         for task, role in roles.items():
-            reason = self._refuse(task, resolution)
-            if reason is None:
+            reason, refusal = self._check(task, resolution)
+            if reason is not None:
+                self.count_error(reason)
+            if refusal is None:
                 desired[task] = role
             else:
-                self.count_error(reason)
+                refused[task] = (role, refusal)
         for name in self.tasks.down():
             if name in desired:
                 self.tasks.stop(name)  # it comes back: recreated from scratch
         plan = diff(self.tasks.owned(), desired)
         log.info("applying generation %d: %s", doc.generation, plan)
         self.tasks.release([*plan.stop, *plan.demote])
+        self.tasks.refuse(refused)
         for name in plan.stop:
             self._transition(name, self.tasks.stop, name)
         for name, role in plan.demote.items():
@@ -162,6 +173,7 @@ class Worker:
                 self._transition(name, self.tasks.reresolve, name, now_resolved)
         self.tasks.fence_pending()
         self.generation = doc.generation
+        self._expansions = expansions
 
     def _transition(self, name: str, step: Callable[..., None], *args: object) -> None:
         """One task's step of a generation; its failure is that task's, not the generation's."""
@@ -171,8 +183,11 @@ class Worker:
             log.exception("task %s: applying the generation failed", name)
             self.tasks.fail(name, exc)
 
-    def _resolve(self, doc: AssignmentDocument) -> Resolution:
-        expansions = doc.expansions()
+    def _resolve_now(self) -> Mapping[int, ResolvedSub]:
+        """The sub-topologies as the broker's topics are now (a retry asks)."""
+        return self._resolve(self._expansions).subs
+
+    def _resolve(self, expansions: Mapping[int, Expansion]) -> Resolution:
         resolution = resolve(
             self.topology, self.application_id, self.admin.partition_counts(), expansions
         )
@@ -183,23 +198,24 @@ class Worker:
             )
         return resolution
 
-    def _refuse(self, task: str, resolution: Resolution) -> str | None:
+    def _check(self, task: str, resolution: Resolution) -> tuple[str | None, Problem | None]:
+        """The assignment error ``task`` counts as, if any, and why it is refused,
+        if it names no task of the topology (the task set logs the others)."""
         try:
             task_id = TaskId.parse(task)
         except ValueError as exc:
             log.error("%s", exc)
-            return "unknown_task"
+            return "unknown_task", Problem(REASON_UNKNOWN_TASK, str(exc))
         sub = resolution.subs.get(task_id.subtopology)
         if sub is None:
-            log.error("task %s: the topology has no sub-topology %d", task, task_id.subtopology)
-            return "unknown_task"
+            message = f"the topology has no sub-topology {task_id.subtopology}"
+            log.error("task %s: %s", task, message)
+            return "unknown_task", Problem(REASON_UNKNOWN_TASK, message)
         if sub.error is not None:
-            log.error("task %s: %s", task, sub.error.message)
-            return sub.error.reason
+            return sub.error.reason, None
         if task_id.partition >= sub.tasks:
-            log.error("task %s: sub-topology %d has only %d tasks", task, sub.id, sub.tasks)
-            return "unknown_task"
-        return None
+            return "unknown_task", None
+        return None, None
 
     # -- the loop --
 

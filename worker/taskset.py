@@ -3,7 +3,8 @@
 ``runtime`` decides *what* changes (a generation's ``plan``) and calls the public
 methods here; ``ownership`` holds the task states and their allowed transitions,
 ``restoring`` a task's local state, ``processing`` an active task from its fence
-on. Reports get read-only views (``owned``, ``reports``, ...), never the tasks.
+on, ``recovery`` takes tasks down and brings them back. Reports get read-only
+views (``owned``, ``reports``, ``problems``, ...), never the tasks.
 The worker's invariants:
 
 - an active task processes only after its producer fenced the previous owner
@@ -12,8 +13,10 @@ The worker's invariants:
 - a task leaving active commits (or aborts) its open transaction and closes its
   producer before anything else happens to it;
 - a fenced task, or one the error policy stopped, stays down until a newer
-  generation assigns it again; a task whose transaction merely aborted, or
-  whose start failed, is retried with capped backoff;
+  generation assigns it again; a task that cannot run for any other reason
+  (its topics are missing or wrong, its start or its store failed, its
+  transaction aborted) stays owned as ``failed`` with its problem and is retried
+  with capped back-off, its topics resolved afresh each time;
 - damaged local state is wiped and restored, never served (``state.opening``).
 """
 
@@ -26,20 +29,12 @@ from collections.abc import Callable, Mapping
 from confluent_kafka import Consumer, KafkaException, Message, Producer
 
 from segue.worker import metrics
-from segue.worker.active import TaskAborted, TaskFenced
 from segue.worker.assignment import Role
-from segue.worker.ownership import (
-    DOWN,
-    Failure,
-    Task,
-    TaskState,
-    TaskView,
-    failure_of,
-    retry_delay,
-)
+from segue.worker.ownership import DOWN, Task, TaskState, TaskView
+from segue.worker.problems import Failure, Problem, blocker, failure_of
 from segue.worker.processing import Processing
+from segue.worker.recovery import Recovery, Resolver
 from segue.worker.restoring import Restoration
-from segue.worker.state.engine import StoreCorrupt, StoreLocked
 from segue.worker.state.layout import StateLayout
 from segue.worker.state.restore import Restorer
 from segue.worker.topics import ResolvedSub
@@ -61,16 +56,22 @@ class TaskSet:
         exactly_once: bool,
         commit_interval: float,
         fence_delay: float = 0.0,
+        resolve: Resolver | None = None,
     ) -> None:
         self.fence_delay = fence_delay
         self._tasks: dict[str, Task] = {}
-        self._fenced: dict[str, int] = {}
+        self._refused: dict[str, tuple[Role, Problem]] = {}
         self._restoration = Restoration(
             application_id,
             layout=layout,
             restorer=restorer,
             producer_factory=producer_factory,
             exactly_once=exactly_once,
+        )
+        self._recovery = Recovery(
+            self._restoration,
+            lambda task, commit: self._processing.deactivate(task, commit=commit),
+            resolve,
         )
         self._processing = Processing(
             application_id,
@@ -80,10 +81,8 @@ class TaskSet:
             producer_factory=producer_factory,
             exactly_once=exactly_once,
             commit_interval=commit_interval,
-            fail=self._fail,
+            fail=self._recovery.fail,
         )
-        # Stores on local disk whose task this worker does not own: their offsets.
-        self._local_offsets = self._restoration.local_checkpoints()
 
     # -- queries (copies: callers never hold a task) --
 
@@ -97,16 +96,19 @@ class TaskSet:
     def reports(self) -> list[TaskView]:
         return [t.view() for t in self._tasks.values()]
 
+    def problems(self) -> dict[str, Problem]:
+        """Every assigned task that cannot run now, and why."""
+        out = {name: problem for name, (_, problem) in self._refused.items()}
+        out.update({n: t.problem for n, t in self._tasks.items() if t.problem is not None})
+        return out
+
     def local_offsets(self) -> dict[tuple[str, str], int]:
-        return dict(self._local_offsets)
+        """(task, store) -> offset of the stores on local disk whose task is not owned."""
+        return dict(self._restoration.local_offsets)
 
     def changelog_partitions(self) -> dict[tuple[str, int], tuple[str, str]]:
         """(changelog, partition) -> (task, store) of every open store."""
-        return {
-            (store.changelog, store.partition): (task.name, name)
-            for task in self._tasks.values()
-            for name, store in task.stores.items()
-        }
+        return self._restoration.changelogs(self._tasks.values())
 
     def processed(self) -> dict[str, int]:
         return self._processing.processed(self._tasks.values())
@@ -115,7 +117,7 @@ class TaskSet:
         return dict(self._processing.skipped)
 
     def fenced(self) -> dict[str, int]:
-        return dict(self._fenced)
+        return dict(self._recovery.fenced)
 
     @property
     def consuming(self) -> bool:
@@ -124,39 +126,47 @@ class TaskSet:
 
     @property
     def ready(self) -> bool:
-        """Every task assigned as active runs."""
-        return all(t.state is TaskState.RUNNING for t in self._tasks.values() if t.role == "active")
+        """Every task assigned as active runs (a refused one does not)."""
+        return not any(role == "active" for role, _ in self._refused.values()) and all(
+            t.state is TaskState.RUNNING for t in self._tasks.values() if t.role == "active"
+        )
 
     # -- a generation's changes --
+
+    def refuse(self, refused: Mapping[str, tuple[Role, Problem]]) -> None:
+        """The generation's tasks this worker cannot own at all (unknown ids)."""
+        self._refused = dict(refused)
 
     def start(
         self, name: str, role: Role, generation: int, resolved: ResolvedSub, sub: SubTopology
     ) -> None:
         task = Task(name, sub, resolved, role, generation)
         self._tasks[name] = task
-        for key in [k for k in self._local_offsets if k[0] == name]:
-            del self._local_offsets[key]
-        self._enter(task, self.fence_delay)
+        self._restoration.claim(name)
+        problem = blocker(name, resolved)
+        if problem is not None:
+            self._recovery.fail(task, Failure(problem, retry=True))
+        else:
+            self._recovery.enter(task, self.fence_delay)
 
     def stop(self, name: str, timeout: float = 30.0) -> None:
         task = self._tasks.pop(name)
         self._processing.deactivate(task, commit=True, timeout=timeout)
         self._restoration.take_spare(task, close=True)
-        for store, offset in self._restoration.close(task).items():
-            self._local_offsets[(name, store)] = offset
+        self._restoration.close(task)
         log.info("task %s stopped", name)
 
     def demote(self, name: str, role: Role) -> None:
         task = self._tasks[name]
         self._processing.deactivate(task, commit=True)
         task.role = role
-        self._enter(task)
+        self._recovery.enter(task)
 
     def promote(self, name: str, generation: int) -> None:
         task = self._tasks[name]
         task.role = "active"  # its stores keep following until the fence
         task.generation = generation
-        self._enter(task, self.fence_delay)
+        self._recovery.enter(task, self.fence_delay)
 
     def relabel(self, name: str, role: Role) -> None:
         task = self._tasks[name]
@@ -164,13 +174,19 @@ class TaskSet:
         self._restoration.warm(task)
 
     def reresolve(self, name: str, resolved: ResolvedSub) -> None:
-        """The task's sub-topology resolved differently (an expansion in
-        ``partition_map``): a running task picks up its new source partitions."""
+        """The task's sub-topology resolved differently: a running task picks up the
+        source partitions of an expansion; a task whose topics went wrong goes down
+        (failed, retried)."""
         task = self._tasks[name]
         if resolved == task.resolved:
             return
         task.resolved = resolved
-        self._processing.follow_inputs(task)
+        problem = blocker(name, resolved)
+        if problem is not None:
+            if task.state not in DOWN:
+                self._recovery.fail(task, Failure(problem, retry=True), commit=True)
+        else:
+            self._processing.follow_inputs(task)
 
     def release(self, names: list[str], timeout: float = 30.0) -> None:
         """Commit, in parallel, the open transactions of tasks about to leave active."""
@@ -182,7 +198,7 @@ class TaskSet:
         step, its restoration): the task is down, retried if that can help."""
         task = self._tasks.get(name)
         if task is not None:
-            self._fail(task, failure_of(exc, metrics.REASON_START_FAILED))
+            self._recovery.fail(task, failure_of(exc, metrics.REASON_START_FAILED))
 
     # -- the loop's steps --
 
@@ -196,7 +212,7 @@ class TaskSet:
             try:
                 self._processing.run(task)
             except KafkaException as exc:
-                self._fail(task, failure_of(exc, metrics.REASON_START_FAILED))
+                self._recovery.fail(task, failure_of(exc, metrics.REASON_START_FAILED))
 
     def dispatch(self, messages: list[Message]) -> None:
         self._processing.dispatch(messages)
@@ -205,23 +221,12 @@ class TaskSet:
         self._processing.commit_due(self._tasks.values(), now)
 
     def retry_due(self, now: float) -> None:
-        """Retry the failed tasks whose back-off is over."""
-        for task in list(self._tasks.values()):
-            if (
-                task.state is TaskState.FAILED
-                and task.retry_at is not None
-                and task.retry_at <= now
-            ):
-                task.retry_at = None
-                log.info("task %s: retrying (failure %d)", task.name, task.failures)
-                self._enter(task)
+        """Retry the failed tasks whose back-off is over (``recovery``)."""
+        self._recovery.retry_due(self._tasks.values(), now)
 
     def update_ends(self, ends: Mapping[tuple[str, str], int]) -> None:
         """(task, store) -> a changelog end offset just read."""
-        for (name, store), end in ends.items():
-            task = self._tasks.get(name)
-            if task is not None:
-                task.ends[store] = max(task.ends.get(store, 0), end)
+        self._restoration.update_ends(self._tasks, ends)
 
     def shutdown(self, deadline: float) -> None:
         for name in list(self._tasks):
@@ -230,43 +235,3 @@ class TaskSet:
                 self.stop(name, timeout=remaining)
             except Exception as exc:  # one task must not keep the others from closing
                 log.error("task %s: shutdown failed: %s", name, exc)
-
-    # -- inside --
-
-    def _enter(self, task: Task, fence_delay: float = 0.0) -> None:
-        try:
-            self._restoration.enter(task, fence_delay)
-        except (KafkaException, StoreCorrupt, StoreLocked, TaskAborted, TaskFenced) as exc:
-            self._fail(task, failure_of(exc, metrics.REASON_START_FAILED))
-
-    def _fail(self, task: Task, failure: Failure, commit: bool = False) -> None:
-        if task.state is TaskState.FENCED:
-            return  # it stays down, as it is, until a newer generation assigns it
-        before = task.problem
-        self._processing.deactivate(task, commit=commit)
-        self._restoration.take_spare(task, close=True)
-        problem = failure.problem
-        fenced = problem.reason == metrics.REASON_FENCED
-        task.move_to(TaskState.FENCED if fenced else TaskState.FAILED, problem)
-        if fenced:
-            self._fenced[task.name] = self._fenced.get(task.name, 0) + 1
-        if failure.wipe:
-            self._restoration.wipe(task)
-        retry = ""
-        task.retry_at = None
-        if failure.retry and not fenced:
-            task.failures += 1
-            delay = retry_delay(task.failures)
-            task.retry_at = time.monotonic() + delay
-            retry = f" (retry in {delay:g}s)"
-        # A retry that meets the same problem again is not news.
-        level = logging.INFO if before == problem else logging.ERROR
-        log.log(
-            level,
-            "task %s %s (%s): %s%s",
-            task.name,
-            task.state.value,
-            problem.reason,
-            problem.message,
-            retry,
-        )

@@ -5,8 +5,9 @@ the assignment's ``partition_map``, it decides how many tasks each sub-topology
 has, which source partitions exist, and which internal topics (repartition,
 changelog, dead letter) must exist with how many partitions. A sub-topology that
 cannot run (a missing source topic, sources that are not co-partitioned, a
-changelog of the wrong size) gets an ``error`` and its tasks are refused with
-that reason; the others run. ``kafka`` creates the topics this asks for.
+changelog of the wrong size) gets an ``error``: its tasks are kept as failed,
+reported with that reason and retried (``taskset``); the others run. ``kafka``
+creates the topics this asks for.
 """
 
 from __future__ import annotations
@@ -48,6 +49,12 @@ class Resolution:
     create: list[InternalTopic]  # internal topics that are missing
 
 
+def _missing(topics: list[str]) -> str:
+    if len(topics) == 1:
+        return f"topic {topics[0]} does not exist"
+    return f"topics {', '.join(topics)} do not exist"
+
+
 def dead_letter_topic(application_id: str) -> str:
     return f"{application_id}-dead-letter"
 
@@ -84,9 +91,7 @@ def resolve(
         ]
         expansion = expansions.get(sub.id)
         if missing:
-            subs[sub.id] = ResolvedSub(
-                sub.id, error=SubError("missing_topic", f"missing topics {missing}")
-            )
+            subs[sub.id] = ResolvedSub(sub.id, error=SubError("missing_topic", _missing(missing)))
             continue
         mismatch = copartitioning_error(counts)
         if mismatch is not None:

@@ -1,28 +1,22 @@
-"""Unit tests of task ownership: the transition table, the retry back-off and
-what a failure means (pure, no broker)."""
+"""Unit tests of task ownership: the transition table, the retry back-off, what a
+failure means, and how a task that cannot run is reported (pure, no broker)."""
 
 from __future__ import annotations
 
 from collections import deque
 
 import pytest
+from prometheus_client import generate_latest
+from prometheus_client.parser import text_string_to_metric_families
 
 from segue.worker import INT64, STRING, Topology, metrics
 from segue.worker.active import TaskAborted, TaskFailed, TaskFenced
-from segue.worker.ownership import (
-    DOWN,
-    MAX_RETRY,
-    TRANSITIONS,
-    IllegalTransition,
-    Problem,
-    Task,
-    TaskState,
-    failure_of,
-    retry_delay,
-)
+from segue.worker.metrics import Snapshot, TaskError, WorkerMetrics
+from segue.worker.ownership import DOWN, TRANSITIONS, IllegalTransition, Task, TaskState
+from segue.worker.problems import MAX_RETRY, Problem, blocker, failure_of, retry_delay
 from segue.worker.state.engine import StoreCorrupt, StoreLocked
 from segue.worker.state.restore import RestoreError
-from segue.worker.topics import ResolvedSub
+from segue.worker.topics import ResolvedSub, resolve
 
 
 def _wordcount() -> Topology:
@@ -123,3 +117,56 @@ def test_what_a_failure_means(exc: BaseException, reason: str, retry: bool, wipe
     failure = failure_of(exc, metrics.REASON_START_FAILED)
     assert (failure.problem.reason, failure.retry, failure.wipe) == (reason, retry, wipe)
     assert failure.problem.message == str(exc)
+
+
+def test_a_task_whose_topics_are_wrong_is_blocked_with_a_reason_naming_them() -> None:
+    subs = resolve(_wordcount(), "wc", {"text": 3}, {}).subs
+    assert blocker("0_1", subs[0]) is None
+    problem = blocker("1_1", subs[1])
+    assert problem is not None
+    assert problem.reason == metrics.REASON_TOPIC_MISSING
+    assert "topic out does not exist" in problem.message
+    beyond = blocker("0_3", subs[0])
+    assert beyond is not None
+    assert beyond.reason == metrics.REASON_TASK_OUT_OF_RANGE
+    # A changelog with more partitions than the sub-topology has tasks.
+    existing = {"text": 3, "out": 3, "wc-words-repartition": 3, "wc-counts-changelog": 4}
+    mismatch = blocker("1_0", resolve(_wordcount(), "wc", existing, {}).subs[1])
+    assert mismatch is not None
+    assert mismatch.reason == metrics.REASON_PARTITION_MISMATCH
+    assert "wc-counts-changelog" in mismatch.message
+    app = Topology("j")
+    app.subtopology([app.topic("a"), app.topic("b")], lambda r, c: None)
+    split = blocker("0_0", resolve(app, "j", {"a": 2, "b": 3}, {}).subs[0])
+    assert split is not None
+    assert split.reason == metrics.REASON_NOT_COPARTITIONED
+    # Every reason the topics can give has its word.
+    assert set(metrics.TOPIC_REASONS.values()) <= set(metrics.TASK_ERROR_REASONS)
+
+
+def test_task_errors_are_one_gauge_sample_per_task_with_a_short_message() -> None:
+    registry = WorkerMetrics()
+    long = "topic " + "x" * 500 + " does not exist"
+    registry.publish(
+        Snapshot(
+            errors=(
+                TaskError("1_0", metrics.REASON_TOPIC_MISSING, "topic out\ndoes not exist"),
+                TaskError("1_1", metrics.REASON_TOPIC_MISSING, long),
+            )
+        )
+    )
+    text = generate_latest(registry.registry).decode()
+    samples = [
+        s
+        for family in text_string_to_metric_families(text)
+        for s in family.samples
+        if s.name == metrics.TASK_ERROR
+    ]
+    assert [(s.labels["task"], s.labels["reason"], s.value) for s in samples] == [
+        ("1_0", "TopicMissing", 1.0),
+        ("1_1", "TopicMissing", 1.0),
+    ]
+    assert samples[0].labels["message"] == "topic out does not exist"
+    assert len(samples[1].labels["message"]) == metrics.TASK_ERROR_MESSAGE_MAX
+    assert samples[1].labels["message"].startswith("topic xxx")
+    assert set(samples[0].labels) == set(metrics.TASK_ERROR_LABELS)
