@@ -15,6 +15,8 @@ GENERATION: Final = "segue_assignment_generation"  # the generation applied
 TASK_ROLE: Final = "segue_task_role"  # {task, role} 1 for the role it runs in
 TASK_STATE: Final = "segue_task_state"  # {task, state} 1 for its TaskState
 TASK_ERROR: Final = "segue_task_error"  # {task, reason, message} 1 while it cannot run
+TASK_ERROR_LABELS: Final = ("task", "reason", "message")
+TASK_ERROR_MESSAGE_MAX: Final = 200  # characters of the ``message`` label
 RESTORED_OFFSET: Final = "segue_task_restored_offset"  # {task, store} next offset to read
 CHANGELOG_END_OFFSET: Final = "segue_task_changelog_end_offset"  # {task, store} as last seen
 LOCAL_OFFSET: Final = "segue_task_local_offset"  # {task, store} on disk, not assigned
@@ -31,12 +33,32 @@ READY: Final = "segue_worker_ready"  # 1 when every active task is running
 class TaskState(StrEnum):
     """Where a task the worker holds is (the ``state`` label of :data:`TASK_STATE`)."""
 
+    NEW = "new"  # just taken, about to start (never reported: it moves on in the same step)
     STARTING = "starting"  # active, waiting to fence the previous owner
     RESTORING = "restoring"  # active, fenced, catching up its stores
     RUNNING = "running"  # active and processing
     STANDBY = "standby"  # a standby or learner copy, following the changelog
     FAILED = "failed"  # cannot run now; retried with back-off (see TASK_ERROR)
     FENCED = "fenced"  # a newer owner took it; down until a generation assigns it again
+
+
+REPORTED_STATES: Final = tuple(s for s in TaskState if s is not TaskState.NEW)
+
+
+class TaskErrorReason(StrEnum):
+    """The ``reason`` label of :data:`TASK_ERROR`: why a task a worker was given cannot
+    run now. The first four come from its sub-topology's topics."""
+
+    TOPIC_MISSING = "TopicMissing"  # a source or output topic does not exist
+    NOT_COPARTITIONED = "NotCopartitioned"  # its sources differ in partition count
+    PARTITION_MISMATCH = "PartitionMismatch"  # a changelog's partitions != task count
+    TASK_OUT_OF_RANGE = "TaskOutOfRange"  # its sources have too few partitions for it
+    UNKNOWN_TASK = "UnknownTask"  # the id names no task of the topology
+    START_FAILED = "StartFailed"  # fencing, activating or entering a role failed
+    STORE_FAILED = "StoreFailed"  # a store could not open or restore (wiped if damaged)
+    TRANSACTION_ABORTED = "TransactionAborted"  # a produce or commit failed: retried
+    RECORD_FAILED = "RecordFailed"  # error policy ``stop`` at a bad record: not retried
+    FENCED = "Fenced"  # a newer owner took the task: down until reassigned
 
 
 class AssignmentErrorReason(StrEnum):
@@ -48,3 +70,6 @@ class AssignmentErrorReason(StrEnum):
     APPLICATION_MISMATCH = "application_mismatch"
     CONFLICTING_ROLES = "conflicting_roles"
     UNKNOWN_TASK = "unknown_task"
+    MISSING_TOPIC = "missing_topic"  # a sub-topology's topics: see TaskErrorReason
+    COPARTITIONING = "copartitioning"
+    CHANGELOG_PARTITIONS = "changelog_partitions"

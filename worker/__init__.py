@@ -15,11 +15,12 @@ The library a stream application is written against, and the process
     app.subtopology([words], count, stores=[counts], sinks=[out])
 
 See docs/worker.md. Module map: ``topology``, ``processor``, ``serdes`` (the API);
-``topics``, ``plan`` (pure logic; task ids and the assignment document are the
+``topics``, ``diff`` (pure logic; task ids and the assignment document are the
 contract's, ``segue.protocol``); ``state/`` (stores,
-checkpoints, restoration); ``active``, ``taskset``, ``runtime`` (running tasks);
-``watch``, ``metrics``, ``report``, ``http``, ``config``, ``cli`` (the process);
-``apps/`` (examples).
+checkpoints, restoration); ``active``, ``ownership`` (task states and their
+transitions), ``problems``, ``restoring``, ``processing``, ``recovery``,
+``taskset`` (the facade), ``runtime`` (running tasks); ``watch``, ``metrics``,
+``report``, ``http``, ``config``, ``cli`` (the process); ``apps/`` (examples).
 """
 
 from segue.worker.processor import Context, ErrorPolicy, KeyValueStore, Processor, Record

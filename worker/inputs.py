@@ -6,7 +6,8 @@ a partition is routed to a task only while it is assigned for it, so a record
 fetched before its task was revoked is dropped (its offset is not committed, and
 the next owner reads it again). Offsets are always given explicitly: the ones
 committed under the application's group, read after the task's fence
-(``fencing``), or the beginning.
+(``fencing``), or the beginning. :func:`source_inputs` says which partitions a
+task reads.
 """
 
 from __future__ import annotations
@@ -17,12 +18,28 @@ from typing import Generic, TypeVar
 
 from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaException, Message, TopicPartition
 
+from segue.protocol.tasks import TaskId, source_partitions
 from segue.worker.fencing import warm_metadata
+from segue.worker.topics import ResolvedSub
+from segue.worker.topology import SubTopology
 
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 Partition = tuple[str, int]
+
+
+def source_inputs(
+    application_id: str, task: str, sub: SubTopology, resolved: ResolvedSub
+) -> list[Partition]:
+    """The source partitions ``task`` reads (``tasks.source_partitions``)."""
+    task_id = TaskId.parse(task)
+    inputs: list[Partition] = []
+    for source in sub.sources:
+        topic = source.topic(application_id)
+        available = resolved.sources.get(topic, 0)
+        inputs += [(topic, p) for p in source_partitions(task_id, available, resolved.expansion)]
+    return inputs
 
 
 class InputRouter(Generic[T]):

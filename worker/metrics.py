@@ -6,20 +6,40 @@ scrape, so the HTTP thread never reads state the main loop is changing, and a
 task that is gone disappears from the gauges at once. Counters kept by the
 snapshot (records processed, restored, skipped) are cumulative for the process.
 One explicit registry per process; ``http`` serves it.
+
+This module is also where the names the operator parses are spelled: the
+``segue_task_error`` gauge and its reason words (``ownership`` and ``runtime``
+attach them to the tasks that cannot run).
 """
 
 from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 
 from prometheus_client import CollectorRegistry, Counter
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
+from segue.protocol import reports as r
 from segue.protocol.document import ROLES
+from segue.protocol.reports import (
+    REPORTED_STATES,
+    TASK_ERROR,
+    TASK_ERROR_LABELS,
+    TASK_ERROR_MESSAGE_MAX,
+    AssignmentErrorReason,
+    TaskErrorReason,
+)
+
+# ``topics.SubError.reason`` (also the segue_assignment_errors_total reason) -> reason word.
+TOPIC_REASONS: Mapping[str, TaskErrorReason] = {
+    AssignmentErrorReason.MISSING_TOPIC: TaskErrorReason.TOPIC_MISSING,
+    AssignmentErrorReason.COPARTITIONING: TaskErrorReason.NOT_COPARTITIONED,
+    AssignmentErrorReason.CHANGELOG_PARTITIONS: TaskErrorReason.PARTITION_MISMATCH,
+}
 
 
 @dataclass(frozen=True)
@@ -40,6 +60,21 @@ class TaskReport:
 
 
 @dataclass(frozen=True)
+class TaskError:
+    task: str
+    reason: TaskErrorReason
+    message: str
+
+
+def error_message(text: str) -> str:
+    """One line of at most TASK_ERROR_MESSAGE_MAX characters."""
+    line = " ".join(text.split())
+    if len(line) <= TASK_ERROR_MESSAGE_MAX:
+        return line
+    return line[: TASK_ERROR_MESSAGE_MAX - 3] + "..."
+
+
+@dataclass(frozen=True)
 class Snapshot:
     generation: int | None = None
     tasks: tuple[TaskReport, ...] = ()
@@ -49,10 +84,8 @@ class Snapshot:
     restored_records: dict[tuple[str, str], int] = field(default_factory=dict)
     skipped: dict[tuple[str, str], int] = field(default_factory=dict)
     fenced: dict[str, int] = field(default_factory=dict)
+    errors: tuple[TaskError, ...] = ()
     ready: bool = False
-
-
-STATES = ("starting", "restoring", "running", "standby", "failed", "fenced")
 
 
 class _SnapshotCollector(Collector):
@@ -61,34 +94,34 @@ class _SnapshotCollector(Collector):
 
     def collect(self) -> Iterator[Metric]:
         snap = self._metrics.snapshot
-        gen = GaugeMetricFamily("segue_assignment_generation", "The assignment generation applied")
+        gen = GaugeMetricFamily(r.GENERATION, "The assignment generation applied")
         if snap.generation is not None:
             gen.add_metric([], snap.generation)
         yield gen
         role = GaugeMetricFamily(
-            "segue_task_role", "1 for the role the task runs in", labels=["task", "role"]
+            r.TASK_ROLE, "1 for the role the task runs in", labels=["task", "role"]
         )
         state = GaugeMetricFamily(
-            "segue_task_state", "1 for the task's current state", labels=["task", "state"]
+            r.TASK_STATE, "1 for the task's current state", labels=["task", "state"]
         )
         restored = GaugeMetricFamily(
-            "segue_task_restored_offset",
+            r.RESTORED_OFFSET,
             "The next changelog offset the local store will read",
             labels=["task", "store"],
         )
         end = GaugeMetricFamily(
-            "segue_task_changelog_end_offset",
+            r.CHANGELOG_END_OFFSET,
             "The changelog's end offset (read_committed) as last seen by the worker",
             labels=["task", "store"],
         )
         lag = GaugeMetricFamily(
-            "segue_task_lag", "Changelog records behind, summed over stores", labels=["task"]
+            r.TASK_LAG, "Changelog records behind, summed over stores", labels=["task"]
         )
-        size = GaugeMetricFamily("segue_task_state_bytes", "Bytes of local state", labels=["task"])
+        size = GaugeMetricFamily(r.STATE_BYTES, "Bytes of local state", labels=["task"])
         for t in snap.tasks:
-            for r in ROLES:
-                role.add_metric([t.task, r], 1.0 if t.role == r else 0.0)
-            for s in STATES:
+            for role_name in ROLES:
+                role.add_metric([t.task, role_name], 1.0 if t.role == role_name else 0.0)
+            for s in REPORTED_STATES:
                 state.add_metric([t.task, s], 1.0 if t.state == s else 0.0)
             for st in t.stores:
                 restored.add_metric([t.task, st.store], st.restored_offset)
@@ -96,7 +129,7 @@ class _SnapshotCollector(Collector):
             lag.add_metric([t.task], t.lag)
             size.add_metric([t.task], t.state_bytes)
         local = GaugeMetricFamily(
-            "segue_task_local_offset",
+            r.LOCAL_OFFSET,
             "Checkpointed changelog offset of a store on local disk whose task is not assigned",
             labels=["task", "store"],
         )
@@ -104,32 +137,37 @@ class _SnapshotCollector(Collector):
             local.add_metric([task, store], offset)
         for task, nbytes in sorted(snap.local_bytes.items()):
             size.add_metric([task], nbytes)
-        yield from (role, state, restored, end, lag, local, size)
+        error = GaugeMetricFamily(
+            TASK_ERROR, "1 for each assigned task that cannot run now", labels=TASK_ERROR_LABELS
+        )
+        for e in snap.errors:
+            error.add_metric([e.task, e.reason, error_message(e.message)], 1.0)
+        yield from (role, state, restored, end, lag, local, size, error)
         yield _counter(
-            "segue_task_records_processed",
+            r.RECORDS_PROCESSED,
             "Input records processed as active",
             ["task"],
             {(k,): v for k, v in snap.processed.items()},
         )
         yield _counter(
-            "segue_task_restored_records",
+            r.RECORDS_RESTORED,
             "Changelog records restored into local stores",
             ["task", "store"],
             dict(snap.restored_records.items()),
         )
         yield _counter(
-            "segue_records_skipped",
+            r.RECORDS_SKIPPED,
             "Bad records skipped by the error policy",
             ["task", "reason"],
             dict(snap.skipped.items()),
         )
         yield _counter(
-            "segue_task_fenced",
+            r.TASK_FENCED,
             "Times a task was fenced by a newer owner",
             ["task"],
             {(k,): v for k, v in snap.fenced.items()},
         )
-        ready = GaugeMetricFamily("segue_worker_ready", "1 when every active task is running")
+        ready = GaugeMetricFamily(r.READY, "1 when every active task is running")
         ready.add_metric([], 1.0 if snap.ready else 0.0)
         yield ready
 
@@ -150,7 +188,7 @@ class WorkerMetrics:
         self._snapshot = Snapshot()
         self.heartbeat = time.monotonic()
         self.assignment_errors = Counter(
-            "segue_assignment_errors",
+            r.ASSIGNMENT_ERRORS,
             "Generations or tasks the worker could not apply",
             ["reason"],
             registry=self.registry,

@@ -4,10 +4,11 @@ One thread does all Kafka and store work, so task state needs no locks: it
 applies the newest assignment the watcher (``watch``) delivered, polls the
 restore consumer (``state.restore``), polls the input consumer and dispatches
 records to active tasks, commits the transactions that are due, retries failed
-tasks, and publishes a metrics snapshot (``metrics``). ``taskset`` performs the
-transitions; ``plan`` says which; ``topics`` resolves the topology against the
-broker. On stop (SIGTERM) it finishes every open transaction, checkpoints and
-closes within the shutdown timeout.
+tasks, and publishes a metrics snapshot (``report``, ``metrics``). ``diff`` says
+which tasks change; ``taskset`` changes them, through its public methods only;
+``topics`` resolves the topology against the broker, for each generation and
+for each retry of a task that could not run. On stop (SIGTERM) it finishes every
+open transaction, checkpoints and closes within the shutdown timeout.
 """
 
 from __future__ import annotations
@@ -15,22 +16,23 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 from confluent_kafka import Consumer, KafkaException, Producer
 
 from segue.protocol import AssignmentDocument, Role
 from segue.protocol.names import transactional_id
-from segue.protocol.reports import AssignmentErrorReason
-from segue.protocol.tasks import TaskId
+from segue.protocol.reports import AssignmentErrorReason, TaskErrorReason
+from segue.protocol.tasks import Expansion, TaskId
 from segue.worker import kafka, report
 from segue.worker.config import WorkerConfig
+from segue.worker.diff import diff
 from segue.worker.metrics import WorkerMetrics
-from segue.worker.plan import diff
+from segue.worker.problems import Problem
 from segue.worker.state.layout import StateLayout
 from segue.worker.state.restore import RestoreError, Restorer, restore_consumer_config
 from segue.worker.taskset import TaskSet
-from segue.worker.topics import Resolution, resolve
+from segue.worker.topics import Resolution, ResolvedSub, resolve
 from segue.worker.topology import Topology
 
 log = logging.getLogger(__name__)
@@ -76,17 +78,16 @@ class Worker:
             exactly_once=exactly_once,
             commit_interval=config.commit_interval_ms / 1000.0,
             fence_delay=config.fence_delay_ms / 1000.0,
+            resolve=self._resolve_now,
         )
         self.consumer = consumer
         self.generation: int | None = None
+        self._expansions: Mapping[int, Expansion] = {}  # the applied generation's
         self._pending: AssignmentDocument | None = None
         self._lock = threading.Lock()
         self._wake = threading.Event()
         self.stopping = threading.Event()
         self.sizes: dict[str, int] = {}
-        for task in self.layout.local_tasks():
-            for store, checkpoint in self.layout.local_checkpoints(task).items():
-                self.tasks.local_offsets[(task, store)] = checkpoint.offset
 
     # -- input from the watcher thread --
 
@@ -122,46 +123,54 @@ class Worker:
             )
             self.count_error(AssignmentErrorReason.APPLICATION_MISMATCH)
             return
-        resolution = self._resolve(doc)
+        expansions = doc.expansions()
+        resolution = self._resolve(expansions)
         roles, conflicts = doc.roles_of(self.member)
         for task in conflicts:
             log.error(
                 "generation %d lists task %s in two roles for %s", doc.generation, task, self.member
             )
             self.count_error(AssignmentErrorReason.CONFLICTING_ROLES)
+        # A task of the topology is kept even if it cannot run now (its topics are
+        # missing or wrong): the task set reports it and retries it. Only ids that
+        # name no task of the topology are refused.
         desired: dict[str, Role] = {}
+        refused: dict[str, tuple[Role, Problem]] = {}
         for task, role in roles.items():
-            reason = self._refuse(task, resolution)
-            if reason is None:
+            reason, refusal = self._check(task, resolution)
+            if reason is not None:
+                self.count_error(reason)
+            if refusal is None:
                 desired[task] = role
             else:
-                self.count_error(reason)
-        for name, state in list(self.tasks.tasks.items()):
-            if state.status in ("failed", "fenced") and name in desired:
+                refused[task] = (role, refusal)
+        for name in self.tasks.down():
+            if name in desired:
                 self.tasks.stop(name)  # it comes back: recreated from scratch
-        current = {name: t.role for name, t in self.tasks.tasks.items()}
-        plan = diff(current, desired)
-        log.info("applying generation %d: %s", doc.generation, plan)
-        self.tasks.release([*plan.stop, *plan.demote])
-        for name in plan.stop:
+        changes = diff(self.tasks.owned(), desired)
+        log.info("applying generation %d: %s", doc.generation, changes)
+        self.tasks.release([*changes.stop, *changes.demote])
+        self.tasks.refuse(refused)
+        for name in changes.stop:
             self._transition(name, self.tasks.stop, name)
-        for name, role in plan.demote.items():
+        for name, role in changes.demote.items():
             self._transition(name, self.tasks.demote, name, role)
-        for name, role in plan.relabel.items():
+        for name, role in changes.relabel.items():
             self._transition(name, self.tasks.relabel, name, role)
-        for name in plan.promote:
+        for name in changes.promote:
             self._transition(name, self.tasks.promote, name, doc.generation)
-        for name, role in plan.start.items():
+        for name, role in changes.start.items():
             task_id = TaskId.parse(name)
             sub = self.topology.get(task_id.subtopology)
             resolved = resolution.subs[task_id.subtopology]
             self._transition(name, self.tasks.start, name, role, doc.generation, resolved, sub)
-        for name, running in list(self.tasks.tasks.items()):
+        for name in self.tasks.owned():
             now_resolved = resolution.subs.get(TaskId.parse(name).subtopology)
-            if now_resolved is not None and now_resolved != running.resolved:
+            if now_resolved is not None:
                 self._transition(name, self.tasks.reresolve, name, now_resolved)
         self.tasks.fence_pending()
         self.generation = doc.generation
+        self._expansions = expansions
 
     def _transition(self, name: str, step: Callable[..., None], *args: object) -> None:
         """One task's step of a generation; its failure is that task's, not the generation's."""
@@ -169,12 +178,13 @@ class Worker:
             step(*args)
         except Exception as exc:
             log.exception("task %s: applying the generation failed", name)
-            task = self.tasks.tasks.get(name)
-            if task is not None:
-                self.tasks.fail(task, exc, retry=True)
+            self.tasks.fail(name, exc)
 
-    def _resolve(self, doc: AssignmentDocument) -> Resolution:
-        expansions = doc.expansions()
+    def _resolve_now(self) -> Mapping[int, ResolvedSub]:
+        """The sub-topologies as the broker's topics are now (a retry asks)."""
+        return self._resolve(self._expansions).subs
+
+    def _resolve(self, expansions: Mapping[int, Expansion]) -> Resolution:
         resolution = resolve(
             self.topology, self.application_id, self.admin.partition_counts(), expansions
         )
@@ -185,23 +195,28 @@ class Worker:
             )
         return resolution
 
-    def _refuse(self, task: str, resolution: Resolution) -> str | None:
+    def _check(self, task: str, resolution: Resolution) -> tuple[str | None, Problem | None]:
+        """The assignment error ``task`` counts as, if any, and why it is refused,
+        if it names no task of the topology (the task set logs the others)."""
         try:
             task_id = TaskId.parse(task)
         except ValueError as exc:
             log.error("%s", exc)
-            return AssignmentErrorReason.UNKNOWN_TASK
+            return AssignmentErrorReason.UNKNOWN_TASK, Problem(
+                TaskErrorReason.UNKNOWN_TASK, str(exc)
+            )
         sub = resolution.subs.get(task_id.subtopology)
         if sub is None:
-            log.error("task %s: the topology has no sub-topology %d", task, task_id.subtopology)
-            return AssignmentErrorReason.UNKNOWN_TASK
+            message = f"the topology has no sub-topology {task_id.subtopology}"
+            log.error("task %s: %s", task, message)
+            return AssignmentErrorReason.UNKNOWN_TASK, Problem(
+                TaskErrorReason.UNKNOWN_TASK, message
+            )
         if sub.error is not None:
-            log.error("task %s: %s", task, sub.error.message)
-            return sub.error.reason
+            return sub.error.reason, None
         if task_id.partition >= sub.tasks:
-            log.error("task %s: sub-topology %d has only %d tasks", task, sub.id, sub.tasks)
-            return AssignmentErrorReason.UNKNOWN_TASK
-        return None
+            return AssignmentErrorReason.UNKNOWN_TASK, None
+        return None, None
 
     # -- the loop --
 
@@ -239,15 +254,13 @@ class Worker:
 
     def _step(self) -> bool:
         """One restore poll and one input poll; True if either had work."""
-        running = bool(self.tasks.router)
+        running = self.tasks.consuming
         busy = False
         if self.restorer.busy:
             try:
                 done = self.restorer.poll(0.0 if running else 0.05)
             except RestoreError as exc:
-                task = self.tasks.tasks.get(exc.task)
-                if task is not None:
-                    self.tasks.fail(task, exc, retry=True)
+                self.tasks.fail(exc.task, exc)
                 done = []
             for name in done:
                 self.tasks.restored(name)
@@ -263,7 +276,7 @@ class Worker:
     def _shutdown(self) -> None:
         deadline = time.monotonic() + self.config.shutdown_timeout
         log.info(
-            "stopping: committing open transactions and closing %d tasks", len(self.tasks.tasks)
+            "stopping: committing open transactions and closing %d tasks", len(self.tasks.owned())
         )
         self.tasks.shutdown(deadline)
         self.metrics.publish(report.snapshot(self))

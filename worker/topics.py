@@ -5,8 +5,9 @@ the assignment's ``partition_map``, it decides how many tasks each sub-topology
 has, which source partitions exist, and which internal topics (repartition,
 changelog, dead letter) must exist with how many partitions. A sub-topology that
 cannot run (a missing source topic, sources that are not co-partitioned, a
-changelog of the wrong size) gets an ``error`` and its tasks are refused with
-that reason; the others run. ``kafka`` creates the topics this asks for.
+changelog of the wrong size) gets an ``error``: its tasks are kept as failed,
+reported with that reason and retried (``taskset``); the others run. ``kafka``
+creates the topics this asks for.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from segue.protocol.reports import AssignmentErrorReason
 from segue.protocol.tasks import Expansion, copartitioning_error, task_count
 from segue.worker.topology import Topology
 
@@ -22,7 +24,7 @@ CHANGELOG_CONFIG = {"cleanup.policy": "compact"}
 
 @dataclass(frozen=True)
 class SubError:
-    reason: str  # a segue_assignment_errors_total reason: missing_topic, copartitioning, ...
+    reason: AssignmentErrorReason  # also counted as segue_assignment_errors_total's reason
     message: str
 
 
@@ -46,6 +48,12 @@ class InternalTopic:
 class Resolution:
     subs: dict[int, ResolvedSub]
     create: list[InternalTopic]  # internal topics that are missing
+
+
+def _missing(topics: list[str]) -> str:
+    if len(topics) == 1:
+        return f"topic {topics[0]} does not exist"
+    return f"topics {', '.join(topics)} do not exist"
 
 
 def dead_letter_topic(application_id: str) -> str:
@@ -85,12 +93,14 @@ def resolve(
         expansion = expansions.get(sub.id)
         if missing:
             subs[sub.id] = ResolvedSub(
-                sub.id, error=SubError("missing_topic", f"missing topics {missing}")
+                sub.id, error=SubError(AssignmentErrorReason.MISSING_TOPIC, _missing(missing))
             )
             continue
         mismatch = copartitioning_error(counts)
         if mismatch is not None:
-            subs[sub.id] = ResolvedSub(sub.id, error=SubError("copartitioning", mismatch))
+            subs[sub.id] = ResolvedSub(
+                sub.id, error=SubError(AssignmentErrorReason.COPARTITIONING, mismatch)
+            )
             continue
         tasks = task_count(next(iter(counts.values())), expansion)
         error: SubError | None = None
@@ -111,7 +121,7 @@ def resolve(
                 planned[changelog] = tasks
             elif planned[changelog] != tasks:
                 error = SubError(
-                    "changelog_partitions",
+                    AssignmentErrorReason.CHANGELOG_PARTITIONS,
                     f"changelog {changelog} has {planned[changelog]} partitions, "
                     f"sub-topology {sub.id} has {tasks} tasks",
                 )

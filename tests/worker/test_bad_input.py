@@ -30,11 +30,27 @@ def test_unknown_task_and_missing_topic_are_reported_and_the_rest_runs(
     assign(configmap, app_id, 1, {"w0": {"active": ["0_0", "1_0", "7_0", "0_5", "x"]}})
     args = {"application_id": app_id, "input": source, "missing": f"nope-{tag}", "output": output}
     w0 = spawn("tests.worker.apps:two_subs", "w0", configmap, app_args=args)
-    w0.wait_ready()
+    w0.wait_for(
+        "0_0 running", lambda: w0.metric("segue_task_state", task="0_0", state="running") == 1
+    )
     assert w0.metric("segue_assignment_errors_total", reason="unknown_task") == 3
     assert w0.metric("segue_assignment_errors_total", reason="missing_topic") == 1
     assert w0.metric("segue_task_role", task="0_0", role="active") == 1
-    assert w0.metric("segue_task_role", task="1_0", role="active") is None
+    # 1_0 is a task of the topology that cannot run: kept, failed, reported, retried;
+    # 7_0 and x name no task at all: refused, and reported too.
+    assert w0.metric("segue_task_state", task="1_0", state="failed") == 1
+    errors = {
+        dict(labels)["task"]: dict(labels)["reason"]
+        for (name, labels), value in w0.metrics().items()
+        if name == "segue_task_error" and value == 1
+    }
+    assert errors == {
+        "1_0": "TopicMissing",
+        "0_5": "TaskOutOfRange",
+        "7_0": "UnknownTask",
+        "x": "UnknownTask",
+    }
+    assert w0.get("/readyz")[0] == 503  # active tasks it was given do not run
     produce(kafka.bootstrap_servers, source, [(f"k{i}", f"v{i}") for i in range(50)])
     records = read_committed(kafka.bootstrap_servers, output, lambda r: len(r) >= 50)
     assert len(records) == 50

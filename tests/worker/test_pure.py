@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from segue.protocol.tasks import Expansion
 from segue.worker import INT64, STRING, Topology
 from segue.worker.config import from_sources
-from segue.worker.plan import diff
+from segue.worker.diff import diff
 from segue.worker.serdes import MalformedRecord
 from segue.worker.state.checkpoint import Checkpoint, CorruptCheckpoint, decode, encode
 from segue.worker.topics import resolve

@@ -16,7 +16,7 @@ from segue.protocol import Role
 
 
 @dataclass(frozen=True)
-class Plan:
+class Diff:
     stop: list[str] = field(default_factory=list)
     demote: dict[str, Role] = field(default_factory=dict)  # active -> standby/learning
     relabel: dict[str, Role] = field(default_factory=dict)  # standby <-> learning
@@ -28,8 +28,8 @@ class Plan:
         return not (self.stop or self.demote or self.relabel or self.promote or self.start)
 
 
-def diff(current: Mapping[str, Role], desired: Mapping[str, Role]) -> Plan:
-    plan = Plan(
+def diff(current: Mapping[str, Role], desired: Mapping[str, Role]) -> Diff:
+    plan = Diff(
         stop=sorted(t for t in current if t not in desired),
         start={t: r for t, r in sorted(desired.items()) if t not in current},
     )

@@ -1,0 +1,77 @@
+"""Why a task cannot run, and what to do about it: pure, no I/O.
+
+A :class:`Problem` is a reason word (one of ``metrics``' ``REASON_*``, what the
+``segue_task_error`` gauge reports) and a message. :func:`failure_of` says what
+an exception means for the task it stopped (is it retried? is its state wiped?),
+:func:`blocker` why the task cannot run with its sub-topology's topics as
+``topics.resolve`` found them, and :func:`retry_delay` the capped exponential
+back-off between retries. ``taskset`` acts on them; ``ownership`` keeps the
+problem of a task that is down.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from segue.protocol.reports import TaskErrorReason
+from segue.protocol.tasks import TaskId
+from segue.worker import metrics
+from segue.worker.active import TaskAborted, TaskFailed, TaskFenced
+from segue.worker.state.engine import StoreCorrupt, StoreLocked
+from segue.worker.state.restore import RestoreError
+from segue.worker.topics import ResolvedSub
+
+FIRST_RETRY = 0.5  # seconds before the first retry; doubles per failure
+MAX_RETRY = 30.0
+
+
+def retry_delay(failures: int) -> float:
+    """Seconds before retrying a task that failed ``failures`` times in a row."""
+    return min(MAX_RETRY, FIRST_RETRY * 2.0 ** min(max(failures, 1) - 1, 32))
+
+
+@dataclass(frozen=True)
+class Problem:
+    """Why a task cannot run, as ``segue_task_error`` reports it (the contract's words)."""
+
+    reason: TaskErrorReason
+    message: str
+
+
+@dataclass(frozen=True)
+class Failure:
+    problem: Problem
+    retry: bool
+    wipe: bool = False  # the local state cannot be trusted
+
+
+def failure_of(exc: BaseException, default: TaskErrorReason) -> Failure:
+    """What an exception means for the task it stopped; ``default`` is the reason of errors
+    that are none of the known kinds (``StartFailed`` while starting, ...)."""
+    message = str(exc) or type(exc).__name__
+    if isinstance(exc, TaskFenced):
+        return Failure(Problem(TaskErrorReason.FENCED, message), retry=False)
+    if isinstance(exc, TaskFailed):
+        return Failure(Problem(TaskErrorReason.RECORD_FAILED, message), retry=False)
+    if isinstance(exc, StoreCorrupt):
+        return Failure(Problem(TaskErrorReason.STORE_FAILED, message), retry=True, wipe=True)
+    if isinstance(exc, (StoreLocked, RestoreError)):
+        return Failure(Problem(TaskErrorReason.STORE_FAILED, message), retry=True)
+    if isinstance(exc, TaskAborted):
+        return Failure(Problem(TaskErrorReason.TRANSACTION_ABORTED, message), retry=True)
+    return Failure(Problem(default, message), retry=True)
+
+
+def blocker(name: str, resolved: ResolvedSub) -> Problem | None:
+    """Why the task cannot run with its sub-topology's topics as they are, if it cannot."""
+    if resolved.error is not None:
+        reason = metrics.TOPIC_REASONS.get(resolved.error.reason, TaskErrorReason.START_FAILED)
+        return Problem(reason, f"sub-topology {resolved.id}: {resolved.error.message}")
+    partition = TaskId.parse(name).partition
+    if partition >= resolved.tasks:
+        return Problem(
+            TaskErrorReason.TASK_OUT_OF_RANGE,
+            f"sub-topology {resolved.id} has {resolved.tasks} tasks (its source topics' "
+            f"partitions), not a task {name}",
+        )
+    return None

@@ -1,0 +1,101 @@
+"""Taking a task down when it cannot run, and bringing it back when it can.
+
+``taskset`` owns the tasks and calls this for every failure (``problems`` says
+what each one means): what runs of the task ends (``processing``: its open
+transaction committed if asked, else aborted, its producer closed), a learner's
+spare producer closes, damaged state is wiped (``restoring``), and the task moves
+to ``failed`` or ``fenced`` with its problem (``ownership``). A failed task that
+may be retried comes back once its back-off is over, with its sub-topology
+resolved afresh against the broker (the missing topic may exist now); a fenced
+one, or one its error policy stopped, stays down.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Iterable, Mapping
+
+from confluent_kafka import KafkaException
+
+from segue.protocol.reports import TaskErrorReason, TaskState
+from segue.worker.active import TaskAborted, TaskFenced
+from segue.worker.ownership import Task
+from segue.worker.problems import Failure, blocker, failure_of
+from segue.worker.restoring import Restoration
+from segue.worker.state.engine import StoreCorrupt, StoreLocked
+from segue.worker.topics import ResolvedSub
+
+log = logging.getLogger(__name__)
+
+# The sub-topologies resolved afresh against the broker (``topics.resolve``).
+Resolver = Callable[[], Mapping[int, ResolvedSub]]
+# Ends what runs of a task (``processing.Processing.deactivate``); True: commit.
+Deactivate = Callable[[Task, bool], None]
+
+
+class Recovery:
+    def __init__(
+        self, restoration: Restoration, deactivate: Deactivate, resolve: Resolver | None
+    ) -> None:
+        self.restoration = restoration
+        self.deactivate = deactivate
+        self.resolve = resolve
+        self.fenced: dict[str, int] = {}  # task -> times fenced
+
+    def enter(self, task: Task, fence_delay: float = 0.0) -> None:
+        """Enter the task's role (``restoring.Restoration.enter``), or fail it."""
+        try:
+            self.restoration.enter(task, fence_delay)
+        except (KafkaException, StoreCorrupt, StoreLocked, TaskAborted, TaskFenced) as exc:
+            self.fail(task, failure_of(exc, TaskErrorReason.START_FAILED))
+
+    def fail(self, task: Task, failure: Failure, commit: bool = False) -> None:
+        if task.state is TaskState.FENCED:
+            return  # it stays down, as it is, until a newer generation assigns it
+        before = task.problem
+        self.deactivate(task, commit)
+        self.restoration.take_spare(task, close=True)
+        problem = failure.problem
+        fenced = problem.reason == TaskErrorReason.FENCED
+        task.move_to(TaskState.FENCED if fenced else TaskState.FAILED, problem)
+        if fenced:
+            self.fenced[task.name] = self.fenced.get(task.name, 0) + 1
+        if failure.wipe:
+            self.restoration.wipe(task)
+        task.retry_at = None
+        retry = ""
+        if failure.retry and not fenced:
+            retry = f" (retry in {task.schedule_retry(time.monotonic()):g}s)"
+        what = f"{task.state.value} ({problem.reason}): {problem.message}{retry}"
+        # A retry that meets the same problem again is not news.
+        log.log(logging.INFO if before == problem else logging.ERROR, "task %s %s", task.name, what)
+
+    def retry_due(self, tasks: Iterable[Task], now: float) -> None:
+        """Retry the failed tasks whose back-off is over, with their sub-topologies
+        resolved afresh: one metadata request for all of them."""
+        due = [t for t in tasks if t.retry_due(now)]
+        if not due:
+            return
+        subs = self._fresh_subs()
+        for task in due:
+            task.retry_at = None
+            if subs is None and task.problem is not None:
+                self.fail(task, Failure(task.problem, retry=True))  # ask again later
+                continue
+            task.resolved = (subs or {}).get(task.resolved.id, task.resolved)
+            problem = blocker(task.name, task.resolved)
+            if problem is not None:
+                self.fail(task, Failure(problem, retry=True))
+            else:
+                log.info("task %s: retrying (failure %d)", task.name, task.failures)
+                self.enter(task)
+
+    def _fresh_subs(self) -> Mapping[int, ResolvedSub] | None:
+        if self.resolve is None:
+            return {}
+        try:
+            return self.resolve()
+        except (KafkaException, TimeoutError) as exc:
+            log.warning("resolving the topology's topics failed: %s", exc)
+            return None
