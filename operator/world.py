@@ -30,7 +30,7 @@ from segue.operator.observe import (
     fetch_topology,
     scrape,
 )
-from segue.operator.scaling import PodObs, Policy, Published, World, from_document
+from segue.operator.scaling import PodObs, Policy, Published, TaskFault, World, from_document
 from segue.operator.settings import OperatorSettings
 from segue.protocol import decode_configmap
 from segue.protocol.names import assignment_configmap
@@ -199,4 +199,5 @@ def pod_obs(state: PodState, report: WorkerReport | None) -> PodObs:
         roles=dict(report.roles) if report else {},
         offsets=report.offsets() if report else {},
         state_bytes=dict(report.state_bytes) if report else {},
+        faults={t: TaskFault(*why) for t, why in report.task_errors.items()} if report else {},
     )

@@ -20,6 +20,7 @@ from segue.operator.api.status import (
     MemberStatus,
     ScalingMemory,
     StreamAppStatus,
+    TaskError,
     find_condition,
     from_timestamp,
     to_timestamp,
@@ -73,6 +74,11 @@ def build_status(
                 learning=s.learning,
                 max_lag=s.max_lag,
                 ready=s.ready,
+                errors=[
+                    TaskError(task=t, reason=f.reason, message=f.message)
+                    for t, f in sorted(s.faults.items())
+                ]
+                or None,
             )
             for s in status.members
         ],

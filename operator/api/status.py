@@ -61,6 +61,17 @@ class Model(BaseModel):
     )
 
 
+class TaskError(Model):
+    """A task a member was given and cannot run now (its worker retries it)."""
+
+    task: str
+    """The task id, `<subTopology>_<partition>`."""
+    reason: str
+    """A CamelCase word, e.g. `TopicMissing`."""
+    message: str
+    """What the worker says is wrong."""
+
+
 class MemberStatus(Model):
     """One member (worker pod) and what it runs in the current generation."""
 
@@ -79,6 +90,8 @@ class MemberStatus(Model):
     """Its largest changelog lag over the tasks it restores."""
     ready: bool
     """The pod is ready: every active task it runs is restored and running."""
+    errors: list[TaskError] | None = None
+    """Tasks it was given and cannot run now, with why."""
 
 
 class Condition(Model):

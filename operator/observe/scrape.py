@@ -44,6 +44,7 @@ class WorkerReport:
     processed: dict[str, int] = field(default_factory=dict)  # records processed as active
     errors: dict[str, int] = field(default_factory=dict)  # assignment errors by reason
     states: dict[str, str] = field(default_factory=dict)  # task -> starting/running/failed/...
+    task_errors: dict[str, tuple[str, str]] = field(default_factory=dict)  # task -> why not
     ready: bool | None = None  # segue_worker_ready; None if the page lacks it
 
     def offsets(self) -> dict[str, dict[str, int]]:
@@ -76,6 +77,7 @@ _LABELS: dict[str, tuple[str, ...]] = {
     _PROCESSED: ("task",),
     _ERRORS: ("reason",),
     r.READY: (),
+    r.TASK_ERROR: ("task", "reason"),  # and a ``message``, which may be empty
 }
 
 
@@ -93,6 +95,7 @@ def parse_worker_metrics(text: str) -> WorkerReport:
     }
     per_task: dict[str, dict[str, int]] = {r.TASK_LAG: {}, r.STATE_BYTES: {}, _PROCESSED: {}}
     errors: dict[str, int] = {}
+    task_errors: dict[str, tuple[str, str]] = {}
     for sample in _samples(text):
         if sample.name not in _LABELS:
             continue
@@ -112,6 +115,9 @@ def parse_worker_metrics(text: str) -> WorkerReport:
             per_store[sample.name].setdefault(labels[0], {})[labels[1]] = value
         elif sample.name in per_task:
             per_task[sample.name][labels[0]] = value
+        elif sample.name == r.TASK_ERROR:
+            if value == 1:
+                task_errors[labels[0]] = (labels[1], sample.labels.get("message", ""))
         else:  # assignment errors
             errors[labels[0]] = value
     return WorkerReport(
@@ -125,6 +131,7 @@ def parse_worker_metrics(text: str) -> WorkerReport:
         processed=per_task[_PROCESSED],
         errors=errors,
         states=states,
+        task_errors=task_errors,
         ready=ready,
     )
 

@@ -19,6 +19,7 @@ from .model import (
     Policy,
     Published,
     Roles,
+    TaskFault,
     World,
 )
 
@@ -34,6 +35,7 @@ __all__ = [
     "Policy",
     "Published",
     "Roles",
+    "TaskFault",
     "World",
     "decide",
     "from_document",

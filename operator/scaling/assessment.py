@@ -40,6 +40,7 @@ def assess(f: Facts) -> Assessment:
         known = [lag for lag in copies if lag is not None]
         unknown = len(known) < len(copies)
         pod = f.pods.get(name)
+        faults = {t: why for t, why in (pod.faults if pod else {}).items() if t in held.tasks()}
         summaries.append(
             MemberSummary(
                 name=name,
@@ -49,6 +50,7 @@ def assess(f: Facts) -> Assessment:
                 learning=len(held.learning),
                 max_lag=None if unknown else max(known, default=0),
                 ready=bool(pod and pod.ready and not pod.terminating),
+                faults=faults,
             )
         )
     present = [s for s in summaries if s.name in f.pods and not f.pods[s.name].terminating]

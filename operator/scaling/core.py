@@ -20,6 +20,7 @@ from segue.protocol import MAX_DOCUMENT_BYTES, encode
 from .assessment import Facts, assess
 from .document import to_document
 from .events import degraded_events, membership_events, publish_events
+from .faults import fault_degradations, member_faults
 from .handovers import track_handovers
 from .inventory import Degradation, Inventory, take_inventory
 from .model import (
@@ -71,8 +72,9 @@ def decide(world: World) -> Plan:
     decision: Decision | None = None
     if members_in and (inventory.tasks or published is not None):
         try:
+            stalled = {m: set(pod.faults) for m, pod in world.pods.items() if pod.faults}
             placed, decision = place(
-                build_request(world, inventory, members_in, leaving, published), policy
+                build_request(world, inventory, members_in, leaving, published), policy, stalled
             )
         except AssignorError as refused:
             degradations.append(Degradation("AssignorRejected", str(refused)))
@@ -241,6 +243,9 @@ def _facts(
         roles[m] = "joining"
     learning = sum(len(r.learning) for r in members.values())
     pending = decision.stats.pending if decision is not None else 0
+    faults = member_faults(world, members)
+    degradations = [*degradations, *fault_degradations(faults)]
+    stuck = sum(1 for m, r in members.items() for t in r.learning if t in faults.get(m, {}))
     if memory.forced_at is not None and not _settled(memory, learning, pending):
         degradations = [
             *degradations,
@@ -267,7 +272,9 @@ def _facts(
         message = f"{len(memory.leaving)} pod(s) leaving: {', '.join(sorted(memory.leaving))}"
     elif learning or pending or memory.handovers:
         reason = "Rebalancing"
-        message = f"{learning} learner(s) restoring, {pending} task(s) still to move"
+        message = f"{learning - stuck} learner(s) restoring, {pending} task(s) still to move"
+        if stuck:
+            message += f"; {stuck} learner(s) cannot run (see Degraded): their tasks stay put"
     else:
         reason, message = None, ""
     return Facts(

@@ -60,6 +60,14 @@ class Published:
 
 
 @dataclass(frozen=True)
+class TaskFault:
+    """Why a member cannot run a task it was given (the worker's ``segue_task_error``)."""
+
+    reason: str
+    message: str
+
+
+@dataclass(frozen=True)
 class PodObs:
     """One pod of the app as observed. ``reporting``: its metrics answered just now."""
 
@@ -73,6 +81,7 @@ class PodObs:
     roles: Mapping[str, str] = field(default_factory=dict)  # task -> active/standby/learning
     offsets: Mapping[str, Mapping[str, int]] = field(default_factory=dict)  # task -> store -> next
     state_bytes: Mapping[str, int] = field(default_factory=dict)
+    faults: Mapping[str, TaskFault] = field(default_factory=dict)  # tasks it cannot run now
 
 
 @dataclass(frozen=True)
@@ -138,6 +147,7 @@ class MemberSummary:
     learning: int
     max_lag: int | None
     ready: bool
+    faults: Mapping[str, TaskFault] = field(default_factory=dict)  # of the tasks it holds
 
 
 @dataclass(frozen=True)

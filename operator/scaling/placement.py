@@ -101,24 +101,33 @@ def cheapest_to_remove(request: AssignRequest, count: int) -> list[str]:
     return pick_leaving(request, count) if count else []
 
 
-def place(request: AssignRequest, policy: Policy) -> tuple[dict[str, Roles], Decision]:
+def place(
+    request: AssignRequest, policy: Policy, stalled: Mapping[str, Iterable[str]]
+) -> tuple[dict[str, Roles], Decision]:
+    """``stalled``: per member, the tasks it reports it cannot run (they restore nothing)."""
     decision = assign(request)
     placed = {
         m: Roles(tuple(a.active), tuple(a.standby), tuple(a.learning))
         for m, a in decision.assignment.items()
     }
     if policy.learner_promotion == "batch":
-        placed = _hold_back(placed, request)
+        placed = _hold_back(placed, request, stalled)
     return placed, decision
 
 
-def _hold_back(placed: dict[str, Roles], request: AssignRequest) -> dict[str, Roles]:
-    """Undo this generation's handovers to members that still have learners restoring."""
+def _hold_back(
+    placed: dict[str, Roles], request: AssignRequest, stalled: Mapping[str, Iterable[str]]
+) -> dict[str, Roles]:
+    """Undo this generation's handovers to members that still have learners restoring.
+
+    A learner its member cannot run restores nothing: waiting for it would hold the
+    batch forever, so it does not count (it is reported as Degraded instead)."""
     owner = {t: m for m, held in request.current.items() for t in held.active}
     result = dict(placed)
     for m, roles in placed.items():
         incoming = [t for t in roles.active if owner.get(t) not in (None, m) and owner[t] in placed]
-        if not incoming or not roles.learning:
+        stuck = set(stalled.get(m, ()))
+        if not incoming or not [t for t in roles.learning if t not in stuck]:
             continue
         for t in incoming:
             back = result[owner[t]]

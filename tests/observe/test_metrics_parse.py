@@ -161,3 +161,19 @@ def test_what_the_worker_renders_parses_back() -> None:
 def test_a_page_that_does_not_parse(page: str, message: str) -> None:
     with pytest.raises(ValueError, match=re.escape(message)):
         parse_worker_metrics(page)
+
+
+def test_tasks_a_worker_cannot_run_are_read_with_reason_and_message() -> None:
+    page = """\
+# TYPE segue_task_error gauge
+segue_task_error{message="topic 'counts' does not exist",reason="TopicMissing",task="1_0"} 1.0
+segue_task_error{message="",reason="StartFailed",task="1_1"} 1.0
+segue_task_error{message="gone",reason="StartFailed",task="1_2"} 0.0
+"""
+    report = parse_worker_metrics(page)
+    assert report.task_errors == {
+        "1_0": ("TopicMissing", "topic 'counts' does not exist"),
+        "1_1": ("StartFailed", ""),
+    }
+    with pytest.raises(ValueError, match="reason"):
+        parse_worker_metrics('# TYPE segue_task_error gauge\nsegue_task_error{task="1_0"} 1.0\n')

@@ -31,11 +31,17 @@ REPORT: list[str] = []
 
 
 def wordcount(
-    kafka: Any, name: str, replicas: int, env: dict[str, str] | None = None, **scaling: Any
+    kafka: Any,
+    name: str,
+    replicas: int,
+    env: dict[str, str] | None = None,
+    create_output: bool = True,
+    **scaling: Any,
 ) -> tuple[dict[str, Any], str, str]:
     tag = uuid.uuid4().hex[:6]
     app_id, source, output = f"wc-{tag}", f"text-{tag}", f"counts-{tag}"
-    create_topics(kafka.bootstrap_servers, {source: PARTITIONS, output: PARTITIONS})
+    topics = {source: PARTITIONS, output: PARTITIONS} if create_output else {source: PARTITIONS}
+    create_topics(kafka.bootstrap_servers, topics)
     body = streamapp(
         name,
         application_id=app_id,

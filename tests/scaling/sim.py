@@ -17,6 +17,7 @@ from segue.operator.scaling import (
     PodObs,
     Policy,
     Published,
+    TaskFault,
     World,
     decide,
 )
@@ -29,6 +30,7 @@ class SimPod:
     generation: int | None = None
     restored: dict[str, int] = field(default_factory=dict)  # task -> next changelog offset
     stuck: bool = False  # never restores anything
+    faults: dict[str, TaskFault] = field(default_factory=dict)  # tasks it cannot run
 
 
 @dataclass
@@ -91,6 +93,7 @@ class Sim:
             roles=roles,
             offsets={t: {store: off} for t, off in pod.restored.items()},
             state_bytes={t: 100 for t in pod.restored},
+            faults={t: f for t, f in pod.faults.items() if t in roles},
         )
 
     def step(self) -> Plan:
@@ -123,7 +126,7 @@ class Sim:
             for t in held.tasks():
                 if t in held.active:
                     pod.restored[t] = self.changelog_end  # an active is always current
-                elif not pod.stuck:
+                elif not pod.stuck and t not in pod.faults:
                     pod.restored[t] = min(self.changelog_end, pod.restored.get(t, 0) + self.rate)
                 else:
                     pod.restored.setdefault(t, 0)

@@ -1,0 +1,76 @@
+"""Tasks a member reports it cannot run: Degraded with the reason and the tasks, faults per
+member in the status, no wait on a learner that restores nothing, recovery once fixed."""
+
+from __future__ import annotations
+
+from segue.operator.scaling import TaskFault
+
+from .sim import Sim
+
+MISSING = TaskFault("TopicMissing", "output topic 'counts' does not exist")
+
+
+def degraded(sim: Sim) -> tuple[str, str]:
+    plan = sim.plans[-1]
+    condition = plan.assessment.condition("Degraded")
+    return condition.status, condition.reason
+
+
+def test_a_task_that_cannot_run_is_degraded_with_the_reason_and_the_tasks() -> None:
+    sim = Sim(replicas=2)
+    sim.run()
+    owners = sim.owners()
+    for t in ("0_0", "0_1"):
+        sim.pods[owners[t]].faults[t] = MISSING
+    plan = sim.step()
+    condition = plan.assessment.condition("Degraded")
+    assert (condition.status, condition.reason) == ("True", "TopicMissing")
+    assert "0_0" in condition.message
+    assert "0_1" in condition.message
+    assert "'counts' does not exist" in condition.message
+    assert plan.assessment.phase == "Degraded"
+    faulted = {m.name: dict(m.faults) for m in plan.assessment.members if m.faults}
+    expected: dict[str, dict[str, TaskFault]] = {}
+    for t in ("0_0", "0_1"):
+        expected.setdefault(owners[t], {})[t] = MISSING
+    assert faulted == expected
+    assert [e.reason for e in plan.events if e.type == "Warning"] == ["TopicMissing"]
+    assert not [e for e in sim.step().events if e.type == "Warning"]  # said once
+
+    # Fixed: the worker's retry runs the tasks, the report goes, so does the reason.
+    for pod in sim.pods.values():
+        pod.faults.clear()
+    sim.run()
+    assert degraded(sim) == ("False", "AsExpected")
+
+
+def test_a_learner_that_cannot_run_is_said_and_does_not_hold_the_batch() -> None:
+    sim = Sim(replicas=2, rate=300).with_policy(learner_promotion="batch")
+    sim.run()
+    sim.replicas = 3
+    learning: tuple[str, ...] = ()
+    for _ in range(10):
+        sim.step()
+        held = sim.published.members.get("wc-2") if sim.published else None
+        if held is not None and held.learning:
+            learning = held.learning
+            break
+    assert len(learning) >= 2
+    stuck = learning[0]
+    sim.pods["wc-2"].faults[stuck] = MISSING
+    for _ in range(15):
+        plan = sim.step()
+    scaling = plan.assessment.condition("Scaling")
+    assert "1 learner(s) cannot run" in scaling.message
+    assert plan.assessment.condition("Degraded").reason == "TopicMissing"
+    # The others were handed over without waiting for the one that restores nothing.
+    assert sim.published is not None
+    assert set(sim.published.members["wc-2"].active) == set(learning) - {stuck}
+    assert stuck in sim.published.members["wc-2"].learning
+
+    # Fixed: it restores, is promoted and the scale ends balanced.
+    sim.pods["wc-2"].faults.clear()
+    sim.run()
+    assert degraded(sim) == ("False", "AsExpected")
+    assert sorted(len(r.active) for r in sim.published.members.values()) == [2, 2, 2]
+    assert sim.owners()[stuck] == "wc-2"
