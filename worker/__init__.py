@@ -18,7 +18,7 @@ See docs/worker.md. Module map: ``topology``, ``processor``, ``serdes`` (the API
 ``topics``, ``diff`` (pure logic; task ids and the assignment document are the
 contract's, ``segue.protocol``); ``state/`` (stores,
 checkpoints, restoration); ``active``, ``ownership`` (task states and their
-transitions), ``problems``, ``restoring``, ``processing``, ``recovery``,
+transitions), ``failures``, ``restoring``, ``processing``, ``recovery``,
 ``taskset`` (the facade), ``runtime`` (running tasks); ``watch``, ``metrics``,
 ``report``, ``http``, ``config``, ``cli`` (the process); ``apps/`` (examples).
 """

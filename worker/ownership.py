@@ -3,8 +3,8 @@
 Pure bookkeeping, no I/O. ``taskset`` (the facade ``runtime`` and ``report``
 call) and its helpers ``restoring`` and ``processing`` change a task's state only
 through :meth:`Task.move_to`, which refuses any move not in :data:`TRANSITIONS`.
-A task that cannot run is ``failed`` or ``fenced`` and carries a ``problems.Problem``;
-a failed one is retried on the back-off of ``problems.retry_delay``, unless its
+A task that cannot run is ``failed`` or ``fenced`` and carries a ``failures.Cause``;
+a failed one is retried on the back-off of ``failures.retry_delay``, unless its
 error policy stopped it. A fenced task is never retried: it leaves only by being
 stopped (and, if assigned again, recreated).
 """
@@ -19,7 +19,7 @@ from confluent_kafka import Producer
 from segue.protocol import Role
 from segue.protocol.reports import TaskState
 from segue.worker.active import ActiveTask
-from segue.worker.problems import Problem, retry_delay
+from segue.worker.failures import Cause, retry_delay
 from segue.worker.state.store import TaskStore
 from segue.worker.topics import ResolvedSub
 from segue.worker.topology import SubTopology
@@ -61,7 +61,7 @@ class TaskView:
     role: Role
     state: TaskState
     stores: tuple[StoreView, ...]
-    problem: Problem | None
+    cause: Cause | None
     processed: int  # records processed by its current active instance
 
 
@@ -85,27 +85,27 @@ class Task:
     start_offsets: dict[tuple[str, int], int] = field(default_factory=dict)
     failures: int = 0
     _state: TaskState = field(default=TaskState.NEW, init=False)
-    _problem: Problem | None = field(default=None, init=False)
+    _cause: Cause | None = field(default=None, init=False)
 
     @property
     def state(self) -> TaskState:
         return self._state
 
     @property
-    def problem(self) -> Problem | None:
+    def cause(self) -> Cause | None:
         """Why the task is down; None unless it is failed or fenced."""
-        return self._problem
+        return self._cause
 
-    def move_to(self, target: TaskState, problem: Problem | None = None) -> None:
-        """Perform a transition; a down state needs its problem, others take none."""
+    def move_to(self, target: TaskState, cause: Cause | None = None) -> None:
+        """Perform a transition; a down state needs its cause, others take none."""
         if target not in TRANSITIONS[self._state]:
             raise IllegalTransition(
                 f"task {self.name}: {self._state.value} -> {target.value} is not allowed"
             )
-        if (problem is None) == (target in DOWN):
-            raise ValueError(f"task {self.name}: {target.value} with problem {problem}")
+        if (cause is None) == (target in DOWN):
+            raise ValueError(f"task {self.name}: {target.value} with cause {cause}")
         self._state = target
-        self._problem = problem
+        self._cause = cause
 
     def retry_due(self, now: float) -> bool:
         return (
@@ -128,6 +128,6 @@ class Task:
                 StoreView(n, s.changelog, s.partition, s.offset, self.ends.get(n, 0))
                 for n, s in sorted(self.stores.items())
             ),
-            self._problem,
+            self._cause,
             self.active.processed if self.active is not None else 0,
         )

@@ -21,11 +21,11 @@ from confluent_kafka import Consumer, KafkaException, Message, Producer
 
 from segue.protocol.reports import TaskErrorReason, TaskState
 from segue.worker.active import ActiveTask, TaskAborted, TaskFailed, TaskFenced
+from segue.worker.failures import Cause, Failure, failure_of
 from segue.worker.fencing import Fenced, Starting, fence_all, in_parallel
 from segue.worker.inputs import InputRouter, source_inputs
 from segue.worker.kafka import is_fenced
 from segue.worker.ownership import Task
-from segue.worker.problems import Failure, Problem, failure_of
 from segue.worker.restoring import Restoration
 from segue.worker.state.engine import StoreCorrupt, StoreLocked
 
@@ -104,8 +104,8 @@ class Processing:
         for task, outcome in zip(pending, outcomes, strict=True):
             if isinstance(outcome, KafkaException) and is_fenced(outcome.args[0]):
                 # A fatal error of init_transactions: retrying would fence the new owner.
-                problem = Problem(TaskErrorReason.START_FAILED, str(outcome))
-                self.fail(task, Failure(problem, retry=False))
+                cause = Cause(TaskErrorReason.START_FAILED, str(outcome))
+                self.fail(task, Failure(cause, retry=False))
             elif isinstance(outcome, BaseException):
                 self.fail(task, failure_of(outcome, TaskErrorReason.START_FAILED))
             else:

@@ -1,10 +1,10 @@
 """Taking a task down when it cannot run, and bringing it back when it can.
 
-``taskset`` owns the tasks and calls this for every failure (``problems`` says
+``taskset`` owns the tasks and calls this for every failure (``failures`` says
 what each one means): what runs of the task ends (``processing``: its open
 transaction committed if asked, else aborted, its producer closed), a learner's
 spare producer closes, damaged state is wiped (``restoring``), and the task moves
-to ``failed`` or ``fenced`` with its problem (``ownership``). A failed task that
+to ``failed`` or ``fenced`` with its cause (``ownership``). A failed task that
 may be retried comes back once its back-off is over, with its sub-topology
 resolved afresh against the broker (the missing topic may exist now); a fenced
 one, or one its error policy stopped, stays down.
@@ -20,8 +20,8 @@ from confluent_kafka import KafkaException
 
 from segue.protocol.reports import TaskErrorReason, TaskState
 from segue.worker.active import TaskAborted, TaskFenced
+from segue.worker.failures import Failure, blocker, failure_of
 from segue.worker.ownership import Task
-from segue.worker.problems import Failure, blocker, failure_of
 from segue.worker.restoring import Restoration
 from segue.worker.state.engine import StoreCorrupt, StoreLocked
 from segue.worker.topics import ResolvedSub
@@ -53,12 +53,12 @@ class Recovery:
     def fail(self, task: Task, failure: Failure, commit: bool = False) -> None:
         if task.state is TaskState.FENCED:
             return  # it stays down, as it is, until a newer generation assigns it
-        before = task.problem
+        before = task.cause
         self.deactivate(task, commit)
         self.restoration.take_spare(task, close=True)
-        problem = failure.problem
-        fenced = problem.reason == TaskErrorReason.FENCED
-        task.move_to(TaskState.FENCED if fenced else TaskState.FAILED, problem)
+        cause = failure.cause
+        fenced = cause.reason == TaskErrorReason.FENCED
+        task.move_to(TaskState.FENCED if fenced else TaskState.FAILED, cause)
         if fenced:
             self.fenced[task.name] = self.fenced.get(task.name, 0) + 1
         if failure.wipe:
@@ -67,9 +67,9 @@ class Recovery:
         retry = ""
         if failure.retry and not fenced:
             retry = f" (retry in {task.schedule_retry(time.monotonic()):g}s)"
-        what = f"{task.state.value} ({problem.reason}): {problem.message}{retry}"
-        # A retry that meets the same problem again is not news.
-        log.log(logging.INFO if before == problem else logging.ERROR, "task %s %s", task.name, what)
+        what = f"{task.state.value} ({cause.reason}): {cause.message}{retry}"
+        # A retry that meets the same cause again is not news.
+        log.log(logging.INFO if before == cause else logging.ERROR, "task %s %s", task.name, what)
 
     def retry_due(self, tasks: Iterable[Task], now: float) -> None:
         """Retry the failed tasks whose back-off is over, with their sub-topologies
@@ -80,13 +80,13 @@ class Recovery:
         subs = self._fresh_subs()
         for task in due:
             task.retry_at = None
-            if subs is None and task.problem is not None:
-                self.fail(task, Failure(task.problem, retry=True))  # ask again later
+            if subs is None and task.cause is not None:
+                self.fail(task, Failure(task.cause, retry=True))  # ask again later
                 continue
             task.resolved = (subs or {}).get(task.resolved.id, task.resolved)
-            problem = blocker(task.name, task.resolved)
-            if problem is not None:
-                self.fail(task, Failure(problem, retry=True))
+            cause = blocker(task.name, task.resolved)
+            if cause is not None:
+                self.fail(task, Failure(cause, retry=True))
             else:
                 log.info("task %s: retrying (failure %d)", task.name, task.failures)
                 self.enter(task)

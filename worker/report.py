@@ -1,7 +1,7 @@
 """Turn the worker's task state into the metrics snapshot the operator scrapes.
 
 Runs on the main loop (``runtime``) and reads only the task set's read-only
-views (``taskset.TaskSet.reports``, ``problems``, ...); the HTTP thread only ever
+views (``taskset.TaskSet.reports``, ``failures``, ...); the HTTP thread only ever
 sees the immutable ``metrics.Snapshot`` built here. End offsets come from one
 batched read_committed ListOffsets call every few seconds
 (``kafka.Admin.end_offsets``), plus the partition-EOF events the restorer sees;
@@ -84,8 +84,8 @@ def snapshot(worker: Worker) -> Snapshot:
         skipped=tasks.skipped(),
         fenced=tasks.fenced(),
         errors=tuple(
-            TaskError(name, problem.reason, problem.message)
-            for name, problem in sorted(tasks.problems().items())
+            TaskError(name, cause.reason, cause.message)
+            for name, cause in sorted(tasks.causes().items())
         ),
         ready=worker.generation is not None and tasks.ready,
     )

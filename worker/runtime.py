@@ -27,8 +27,8 @@ from segue.protocol.tasks import Expansion, TaskId
 from segue.worker import kafka, report
 from segue.worker.config import WorkerConfig
 from segue.worker.diff import diff
+from segue.worker.failures import Cause
 from segue.worker.metrics import WorkerMetrics
-from segue.worker.problems import Problem
 from segue.worker.state.layout import StateLayout
 from segue.worker.state.restore import RestoreError, Restorer, restore_consumer_config
 from segue.worker.taskset import TaskSet
@@ -135,7 +135,7 @@ class Worker:
         # missing or wrong): the task set reports it and retries it. Only ids that
         # name no task of the topology are refused.
         desired: dict[str, Role] = {}
-        refused: dict[str, tuple[Role, Problem]] = {}
+        refused: dict[str, tuple[Role, Cause]] = {}
         for task, role in roles.items():
             reason, refusal = self._check(task, resolution)
             if reason is not None:
@@ -195,23 +195,19 @@ class Worker:
             )
         return resolution
 
-    def _check(self, task: str, resolution: Resolution) -> tuple[str | None, Problem | None]:
+    def _check(self, task: str, resolution: Resolution) -> tuple[str | None, Cause | None]:
         """The assignment error ``task`` counts as, if any, and why it is refused,
         if it names no task of the topology (the task set logs the others)."""
         try:
             task_id = TaskId.parse(task)
         except ValueError as exc:
             log.error("%s", exc)
-            return AssignmentErrorReason.UNKNOWN_TASK, Problem(
-                TaskErrorReason.UNKNOWN_TASK, str(exc)
-            )
+            return AssignmentErrorReason.UNKNOWN_TASK, Cause(TaskErrorReason.UNKNOWN_TASK, str(exc))
         sub = resolution.subs.get(task_id.subtopology)
         if sub is None:
             message = f"the topology has no sub-topology {task_id.subtopology}"
             log.error("task %s: %s", task, message)
-            return AssignmentErrorReason.UNKNOWN_TASK, Problem(
-                TaskErrorReason.UNKNOWN_TASK, message
-            )
+            return AssignmentErrorReason.UNKNOWN_TASK, Cause(TaskErrorReason.UNKNOWN_TASK, message)
         if sub.error is not None:
             return sub.error.reason, None
         if task_id.partition >= sub.tasks:

@@ -4,7 +4,7 @@
 methods here; ``ownership`` holds the task states and their allowed transitions,
 ``restoring`` a task's local state, ``processing`` an active task from its fence
 on, ``recovery`` takes tasks down and brings them back. Reports get read-only
-views (``owned``, ``reports``, ``problems``, ...), never the tasks.
+views (``owned``, ``reports``, ``failures``, ...), never the tasks.
 The worker's invariants:
 
 - an active task processes only after its producer fenced the previous owner
@@ -15,7 +15,7 @@ The worker's invariants:
 - a fenced task, or one the error policy stopped, stays down until a newer
   generation assigns it again; a task that cannot run for any other reason
   (its topics are missing or wrong, its start or its store failed, its
-  transaction aborted) stays owned as ``failed`` with its problem and is retried
+  transaction aborted) stays owned as ``failed`` with its cause and is retried
   with capped back-off, its topics resolved afresh each time;
 - damaged local state is wiped and restored, never served (``state.opening``).
 """
@@ -30,8 +30,8 @@ from confluent_kafka import Consumer, KafkaException, Message, Producer
 
 from segue.protocol import Role
 from segue.protocol.reports import TaskErrorReason, TaskState
+from segue.worker.failures import Cause, Failure, blocker, failure_of
 from segue.worker.ownership import DOWN, Task, TaskView
-from segue.worker.problems import Failure, Problem, blocker, failure_of
 from segue.worker.processing import Processing
 from segue.worker.recovery import Recovery, Resolver
 from segue.worker.restoring import Restoration
@@ -60,7 +60,7 @@ class TaskSet:
     ) -> None:
         self.fence_delay = fence_delay
         self._tasks: dict[str, Task] = {}
-        self._refused: dict[str, tuple[Role, Problem]] = {}
+        self._refused: dict[str, tuple[Role, Cause]] = {}
         self._restoration = Restoration(
             application_id,
             layout=layout,
@@ -96,10 +96,10 @@ class TaskSet:
     def reports(self) -> list[TaskView]:
         return [t.view() for t in self._tasks.values()]
 
-    def problems(self) -> dict[str, Problem]:
+    def causes(self) -> dict[str, Cause]:
         """Every assigned task that cannot run now, and why."""
-        out = {name: problem for name, (_, problem) in self._refused.items()}
-        out.update({n: t.problem for n, t in self._tasks.items() if t.problem is not None})
+        out = {name: cause for name, (_, cause) in self._refused.items()}
+        out.update({n: t.cause for n, t in self._tasks.items() if t.cause is not None})
         return out
 
     def local_offsets(self) -> dict[tuple[str, str], int]:
@@ -133,7 +133,7 @@ class TaskSet:
 
     # -- a generation's changes --
 
-    def refuse(self, refused: Mapping[str, tuple[Role, Problem]]) -> None:
+    def refuse(self, refused: Mapping[str, tuple[Role, Cause]]) -> None:
         """The generation's tasks this worker cannot own at all (unknown ids)."""
         self._refused = dict(refused)
 
@@ -143,9 +143,9 @@ class TaskSet:
         task = Task(name, sub, resolved, role, generation)
         self._tasks[name] = task
         self._restoration.claim(name)
-        problem = blocker(name, resolved)
-        if problem is not None:
-            self._recovery.fail(task, Failure(problem, retry=True))
+        cause = blocker(name, resolved)
+        if cause is not None:
+            self._recovery.fail(task, Failure(cause, retry=True))
         else:
             self._recovery.enter(task, self.fence_delay)
 
@@ -181,10 +181,10 @@ class TaskSet:
         if resolved == task.resolved:
             return
         task.resolved = resolved
-        problem = blocker(name, resolved)
-        if problem is not None:
+        cause = blocker(name, resolved)
+        if cause is not None:
             if task.state not in DOWN:
-                self._recovery.fail(task, Failure(problem, retry=True), commit=True)
+                self._recovery.fail(task, Failure(cause, retry=True), commit=True)
         else:
             self._processing.follow_inputs(task)
 

@@ -18,9 +18,9 @@ from segue.protocol.reports import (
 )
 from segue.worker import INT64, STRING, Topology, metrics
 from segue.worker.active import TaskAborted, TaskFailed, TaskFenced
+from segue.worker.failures import MAX_RETRY, Cause, blocker, failure_of, retry_delay
 from segue.worker.metrics import Snapshot, TaskError, WorkerMetrics
 from segue.worker.ownership import DOWN, TRANSITIONS, IllegalTransition, Task
-from segue.worker.problems import MAX_RETRY, Problem, blocker, failure_of, retry_delay
 from segue.worker.state.engine import StoreCorrupt, StoreLocked
 from segue.worker.state.restore import RestoreError
 from segue.worker.topics import ResolvedSub, resolve
@@ -40,8 +40,8 @@ def _wordcount() -> Topology:
     return app
 
 
-def _problem(target: TaskState) -> Problem | None:
-    return Problem(TaskErrorReason.START_FAILED, "boom") if target in DOWN else None
+def _cause(target: TaskState) -> Cause | None:
+    return Cause(TaskErrorReason.START_FAILED, "boom") if target in DOWN else None
 
 
 def _task_in(state: TaskState) -> Task:
@@ -56,7 +56,7 @@ def _task_in(state: TaskState) -> Task:
                 queue.append(nxt)
     task = Task("1_0", _wordcount().get(1), ResolvedSub(1, tasks=1), "active", 1)
     for step in paths[state]:
-        task.move_to(step, _problem(step))
+        task.move_to(step, _cause(step))
     assert task.state is state
     return task
 
@@ -66,11 +66,11 @@ def test_every_legal_transition_is_accepted_and_every_other_refused(source: Task
     for target in TaskState:
         task = _task_in(source)
         if target in TRANSITIONS[source]:
-            task.move_to(target, _problem(target))
-            assert (task.state, task.problem) == (target, _problem(target))
+            task.move_to(target, _cause(target))
+            assert (task.state, task.cause) == (target, _cause(target))
         else:
             with pytest.raises(IllegalTransition):
-                task.move_to(target, _problem(target))
+                task.move_to(target, _cause(target))
             assert task.state is source
 
 
@@ -90,16 +90,16 @@ def test_the_table_keeps_the_invariants() -> None:
     assert set(REPORTED_STATES) == {s.value for s in TaskState} - {"new"}
 
 
-def test_a_down_state_needs_a_problem_and_others_take_none() -> None:
+def test_a_down_state_needs_a_cause_and_others_take_none() -> None:
     task = _task_in(TaskState.STARTING)
-    with pytest.raises(ValueError, match="problem"):
+    with pytest.raises(ValueError, match="cause"):
         task.move_to(TaskState.FAILED)
-    with pytest.raises(ValueError, match="problem"):
-        task.move_to(TaskState.RUNNING, Problem(TaskErrorReason.START_FAILED, "x"))
+    with pytest.raises(ValueError, match="cause"):
+        task.move_to(TaskState.RUNNING, Cause(TaskErrorReason.START_FAILED, "x"))
     assert task.state is TaskState.STARTING
-    task.move_to(TaskState.FAILED, Problem(TaskErrorReason.START_FAILED, "x"))
+    task.move_to(TaskState.FAILED, Cause(TaskErrorReason.START_FAILED, "x"))
     task.move_to(TaskState.STARTING)
-    assert task.problem is None  # leaving a down state clears its problem
+    assert task.cause is None  # leaving a down state clears its cause
 
 
 def test_retry_back_off_doubles_from_half_a_second_up_to_30s() -> None:
@@ -122,17 +122,17 @@ def test_retry_back_off_doubles_from_half_a_second_up_to_30s() -> None:
 )
 def test_what_a_failure_means(exc: BaseException, reason: str, retry: bool, wipe: bool) -> None:
     failure = failure_of(exc, TaskErrorReason.START_FAILED)
-    assert (failure.problem.reason, failure.retry, failure.wipe) == (reason, retry, wipe)
-    assert failure.problem.message == str(exc)
+    assert (failure.cause.reason, failure.retry, failure.wipe) == (reason, retry, wipe)
+    assert failure.cause.message == str(exc)
 
 
 def test_a_task_whose_topics_are_wrong_is_blocked_with_a_reason_naming_them() -> None:
     subs = resolve(_wordcount(), "wc", {"text": 3}, {}).subs
     assert blocker("0_1", subs[0]) is None
-    problem = blocker("1_1", subs[1])
-    assert problem is not None
-    assert problem.reason == TaskErrorReason.TOPIC_MISSING
-    assert "topic out does not exist" in problem.message
+    cause = blocker("1_1", subs[1])
+    assert cause is not None
+    assert cause.reason == TaskErrorReason.TOPIC_MISSING
+    assert "topic out does not exist" in cause.message
     beyond = blocker("0_3", subs[0])
     assert beyond is not None
     assert beyond.reason == TaskErrorReason.TASK_OUT_OF_RANGE

@@ -1,12 +1,12 @@
 """Why a task cannot run, and what to do about it: pure, no I/O.
 
-A :class:`Problem` is a reason word (one of ``metrics``' ``REASON_*``, what the
+A :class:`Cause` is a reason word (the contract's ``TaskErrorReason``, what the
 ``segue_task_error`` gauge reports) and a message. :func:`failure_of` says what
 an exception means for the task it stopped (is it retried? is its state wiped?),
 :func:`blocker` why the task cannot run with its sub-topology's topics as
 ``topics.resolve`` found them, and :func:`retry_delay` the capped exponential
 back-off between retries. ``taskset`` acts on them; ``ownership`` keeps the
-problem of a task that is down.
+cause of a task that is down.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ def retry_delay(failures: int) -> float:
 
 
 @dataclass(frozen=True)
-class Problem:
+class Cause:
     """Why a task cannot run, as ``segue_task_error`` reports it (the contract's words)."""
 
     reason: TaskErrorReason
@@ -40,7 +40,7 @@ class Problem:
 
 @dataclass(frozen=True)
 class Failure:
-    problem: Problem
+    cause: Cause
     retry: bool
     wipe: bool = False  # the local state cannot be trusted
 
@@ -50,26 +50,26 @@ def failure_of(exc: BaseException, default: TaskErrorReason) -> Failure:
     that are none of the known kinds (``StartFailed`` while starting, ...)."""
     message = str(exc) or type(exc).__name__
     if isinstance(exc, TaskFenced):
-        return Failure(Problem(TaskErrorReason.FENCED, message), retry=False)
+        return Failure(Cause(TaskErrorReason.FENCED, message), retry=False)
     if isinstance(exc, TaskFailed):
-        return Failure(Problem(TaskErrorReason.RECORD_FAILED, message), retry=False)
+        return Failure(Cause(TaskErrorReason.RECORD_FAILED, message), retry=False)
     if isinstance(exc, StoreCorrupt):
-        return Failure(Problem(TaskErrorReason.STORE_FAILED, message), retry=True, wipe=True)
+        return Failure(Cause(TaskErrorReason.STORE_FAILED, message), retry=True, wipe=True)
     if isinstance(exc, (StoreLocked, RestoreError)):
-        return Failure(Problem(TaskErrorReason.STORE_FAILED, message), retry=True)
+        return Failure(Cause(TaskErrorReason.STORE_FAILED, message), retry=True)
     if isinstance(exc, TaskAborted):
-        return Failure(Problem(TaskErrorReason.TRANSACTION_ABORTED, message), retry=True)
-    return Failure(Problem(default, message), retry=True)
+        return Failure(Cause(TaskErrorReason.TRANSACTION_ABORTED, message), retry=True)
+    return Failure(Cause(default, message), retry=True)
 
 
-def blocker(name: str, resolved: ResolvedSub) -> Problem | None:
+def blocker(name: str, resolved: ResolvedSub) -> Cause | None:
     """Why the task cannot run with its sub-topology's topics as they are, if it cannot."""
     if resolved.error is not None:
         reason = metrics.TOPIC_REASONS.get(resolved.error.reason, TaskErrorReason.START_FAILED)
-        return Problem(reason, f"sub-topology {resolved.id}: {resolved.error.message}")
+        return Cause(reason, f"sub-topology {resolved.id}: {resolved.error.message}")
     partition = TaskId.parse(name).partition
     if partition >= resolved.tasks:
-        return Problem(
+        return Cause(
             TaskErrorReason.TASK_OUT_OF_RANGE,
             f"sub-topology {resolved.id} has {resolved.tasks} tasks (its source topics' "
             f"partitions), not a task {name}",
