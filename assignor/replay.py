@@ -14,7 +14,7 @@ from segue.assignor.model import AssignRequest, Decision
 from segue.assignor.solve import assign
 
 
-def decide(request: dict[str, Any]) -> Decision:
+def assign_dict(request: dict[str, Any]) -> Decision:
     return assign(AssignRequest.model_validate(request))
 
 

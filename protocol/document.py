@@ -55,7 +55,7 @@ class _Model(BaseModel):
     model_config = ConfigDict(extra="ignore", frozen=True)
 
 
-class MemberTasks(_Model):
+class MemberRoles(_Model):
     """What one member runs, by role (task ids)."""
 
     active: tuple[str, ...] = ()
@@ -80,7 +80,7 @@ class AssignmentDocument(_Model):
     version: Literal[1] = DOCUMENT_VERSION
     application_id: str = Field(min_length=1)
     generation: int = Field(ge=0)
-    members: dict[str, MemberTasks]
+    members: dict[str, MemberRoles]
     """Every member the operator manages, even with nothing to run."""
     partition_map: dict[str, PartitionMapEntry] = Field(default_factory=dict)
     """Only sub-topologies whose source topics were expanded, by sub-topology number."""

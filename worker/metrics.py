@@ -60,7 +60,7 @@ class TaskReport:
 
 
 @dataclass(frozen=True)
-class TaskError:
+class TaskErrorReport:
     task: str
     reason: TaskErrorReason
     message: str
@@ -84,7 +84,7 @@ class Snapshot:
     restored_records: dict[tuple[str, str], int] = field(default_factory=dict)
     skipped: dict[tuple[str, str], int] = field(default_factory=dict)
     fenced: dict[str, int] = field(default_factory=dict)
-    errors: tuple[TaskError, ...] = ()
+    errors: tuple[TaskErrorReport, ...] = ()
     ready: bool = False
 
 

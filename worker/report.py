@@ -18,7 +18,7 @@ from confluent_kafka import KafkaException
 
 from segue.protocol.reports import TaskState
 from segue.worker.kafka import Admin
-from segue.worker.metrics import Snapshot, StoreReport, TaskError, TaskReport
+from segue.worker.metrics import Snapshot, StoreReport, TaskErrorReport, TaskReport
 from segue.worker.state.engine import directory_bytes
 from segue.worker.state.layout import StateLayout
 from segue.worker.state.restore import Restorer
@@ -84,7 +84,7 @@ def snapshot(worker: Worker) -> Snapshot:
         skipped=tasks.skipped(),
         fenced=tasks.fenced(),
         errors=tuple(
-            TaskError(name, cause.reason, cause.message)
+            TaskErrorReport(name, cause.reason, cause.message)
             for name, cause in sorted(tasks.causes().items())
         ),
         ready=worker.generation is not None and tasks.ready,

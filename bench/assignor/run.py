@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from segue.assignor import AssignRequest, Decision, assign, replay
-from segue.assignor.replay import at_target, decide
+from segue.assignor.replay import assign_dict, at_target
 
 from .scenarios import CASES, Case
 
@@ -56,7 +56,7 @@ def segue_case(case: Case, repeats: int) -> dict[str, Any]:
     first: Decision | None = None
     rounds = 0
     while True:
-        decision = decide(request)
+        decision = assign_dict(request)
         first = first or decision
         rounds += 1
         peak = max(

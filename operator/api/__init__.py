@@ -28,8 +28,8 @@ from segue.operator.api.spec import (
     SecretRef,
     State,
     StreamAppSpec,
-    SubTopology,
-    Topology,
+    SubTopologySpec,
+    TopologySpec,
     VolumeClaim,
 )
 from segue.operator.api.status import (
@@ -73,8 +73,8 @@ __all__ = [
     "StreamApp",
     "StreamAppSpec",
     "StreamAppStatus",
-    "SubTopology",
-    "Topology",
+    "SubTopologySpec",
+    "TopologySpec",
     "VolumeClaim",
     "render_crd",
 ]

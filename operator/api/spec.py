@@ -41,7 +41,7 @@ class Kafka(Model):
     `sasl.mechanism`, `sasl.username`, `sasl.password`), given to every worker."""
 
 
-class SubTopology(Model):
+class SubTopologySpec(Model):
     """One sub-topology: its tasks are `<id>_<partition>` over its source topics' partitions."""
 
     id: int = Field(ge=0)
@@ -52,14 +52,14 @@ class SubTopology(Model):
     """Its state stores; each is backed by the changelog `<applicationId>-<store>-changelog`."""
 
 
-class Topology(Model):
+class TopologySpec(Model):
     """The application's sub-topologies, as the worker's `/topology` endpoint reports them."""
 
-    sub_topologies: list[SubTopology] = Field(min_length=1)
+    sub_topologies: list[SubTopologySpec] = Field(min_length=1)
     """The sub-topologies; ids must be unique."""
 
     @model_validator(mode="after")
-    def _unique_ids(self) -> Topology:
+    def _unique_ids(self) -> TopologySpec:
         seen: set[int] = set()
         for sub in self.sub_topologies:
             if sub.id in seen:
@@ -130,7 +130,7 @@ class StreamAppSpec(Model):
     """The worker's HTTP port (/metrics, /healthz, /readyz, /topology)."""
     state_dir: str = Field(default=DEFAULT_STATE_DIR, pattern=r"^/")
     """The absolute path of the local state directory in the worker container."""
-    topology: Topology | None = None
+    topology: TopologySpec | None = None
     """The sub-topologies; when absent the operator reads them from a running worker's
     `/topology` endpoint."""
     scaling: Scaling = Scaling()

@@ -49,7 +49,7 @@ def from_timestamp(text: str) -> float:
     return datetime.fromisoformat(text.replace("Z", "+00:00").replace("z", "+00:00")).timestamp()
 
 
-class Model(BaseModel):
+class StatusModel(BaseModel):
     """Status models: camelCase on the wire, unknown fields rejected, mutable."""
 
     model_config = ConfigDict(
@@ -61,7 +61,7 @@ class Model(BaseModel):
     )
 
 
-class TaskError(Model):
+class TaskError(StatusModel):
     """A task a member was given and cannot run now (its worker retries it)."""
 
     task: str
@@ -72,7 +72,7 @@ class TaskError(Model):
     """What the worker says is wrong."""
 
 
-class MemberStatus(Model):
+class MemberStatus(StatusModel):
     """One member (worker pod) and what it runs in the current generation."""
 
     name: str
@@ -94,7 +94,7 @@ class MemberStatus(Model):
     """Tasks it was given and cannot run now, with why."""
 
 
-class Condition(Model):
+class Condition(StatusModel):
     """A standard condition: Balanced, Scaling or Degraded."""
 
     type: str
@@ -110,7 +110,7 @@ class Condition(Model):
     """The metadata.generation the condition was set for."""
 
 
-class Handover(Model):
+class Handover(StatusModel):
     """A task published to a new owner and not yet seen running there."""
 
     to: str
@@ -119,7 +119,7 @@ class Handover(Model):
     """When the generation that moves it was published."""
 
 
-class ScalingMemory(Model):
+class ScalingMemory(StatusModel):
     """The operator's scaling progress, kept here so a restarted operator resumes it."""
 
     joining: dict[str, Timestamp] = {}
@@ -134,7 +134,7 @@ class ScalingMemory(Model):
     """When a scale-down last hit its timeout and deleted pods before their tasks were warm."""
 
 
-class StreamAppStatus(Model):
+class StreamAppStatus(StatusModel):
     """The observed state of a stream application, written by the operator."""
 
     phase: Literal["Pending", "Running", "Scaling", "Degraded"] | None = None

@@ -8,7 +8,7 @@ before anything is written.
 
 from __future__ import annotations
 
-from segue.protocol import AssignmentDocument, MemberTasks, PartitionMapEntry
+from segue.protocol import AssignmentDocument, MemberRoles, PartitionMapEntry
 
 from .model import Published, Roles
 
@@ -18,7 +18,7 @@ def to_document(published: Published, application_id: str) -> AssignmentDocument
         application_id=application_id,
         generation=published.generation,
         members={
-            m: MemberTasks(active=r.active, standby=r.standby, learning=r.learning)
+            m: MemberRoles(active=r.active, standby=r.standby, learning=r.learning)
             for m, r in sorted(published.members.items())
         },
         partition_map={

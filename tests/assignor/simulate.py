@@ -5,16 +5,16 @@ from __future__ import annotations
 from typing import Any
 
 from segue.assignor import Decision
-from segue.assignor.replay import at_target, decide, next_request
+from segue.assignor.replay import assign_dict, at_target, next_request
 
-__all__ = ["at_target", "decide", "next_request"]
+__all__ = ["assign_dict", "at_target", "next_request"]
 
 
 def rounds_to_target(request: dict[str, Any], limit: int = 50) -> tuple[int, list[Decision]]:
     """How many decisions it takes until the assignment is the target, and the decisions."""
     decisions = []
     for round_number in range(1, limit + 1):
-        decision = decide(request)
+        decision = assign_dict(request)
         decisions.append(decision)
         if at_target(decision):
             return round_number, decisions

@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from .reference import View, total_active_cost
-from .simulate import at_target, decide, next_request, rounds_to_target, stateful_counts
+from .simulate import assign_dict, at_target, next_request, rounds_to_target, stateful_counts
 
 
 @st.composite
@@ -23,7 +23,7 @@ def scalings(draw: st.DrawFn) -> dict[str, Any]:
             {"id": f"{sub}_{p}", "stateful": stateful} for p in range(draw(st.integers(1, 8)))
         ]
     before = draw(st.integers(1, 5))
-    settled = decide(
+    settled = assign_dict(
         {
             "tasks": tasks,
             "members": [{"id": f"m-{i}"} for i in range(before)],
@@ -66,7 +66,7 @@ def scalings(draw: st.DrawFn) -> dict[str, Any]:
 
 @given(scalings())
 def test_converges_within_the_bound_and_never_skews(request: dict[str, Any]) -> None:
-    first = decide(request)
+    first = assign_dict(request)
     budget = request["config"]["max_warmup_replicas"]
     rounds, decisions = rounds_to_target(request)
     assert rounds <= math.ceil(first.stats.moves / budget) + 1
@@ -86,7 +86,7 @@ def test_the_target_does_not_flip_flop(request: dict[str, Any]) -> None:
     """A later target abandons a learner only for a strictly cheaper one, never on a tie."""
     decisions = []
     for _ in range(20):
-        decision = decide(request)
+        decision = assign_dict(request)
         if decisions:
             before = decisions[-1]
             view = View(request)
@@ -106,7 +106,7 @@ def test_the_target_does_not_flip_flop(request: dict[str, Any]) -> None:
 def test_a_balanced_target_fed_back_is_a_fixed_point(request: dict[str, Any]) -> None:
     _, decisions = rounds_to_target(request)
     final = decisions[-1]
-    again = decide(next_request(request | {"current": request["current"]}, final))
+    again = assign_dict(next_request(request | {"current": request["current"]}, final))
     assert at_target(again)
     assert {m: h.active for m, h in again.target.items()} == {
         m: h.active for m, h in final.target.items()

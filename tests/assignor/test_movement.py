@@ -7,7 +7,7 @@ from typing import Any
 from hypothesis import given
 
 from .reference import View
-from .simulate import decide
+from .simulate import assign_dict
 from .strategies import GONE, requests
 
 
@@ -29,7 +29,7 @@ def roles(decision: Any) -> tuple[dict[str, str], dict[str, list[str]], dict[str
 @given(requests())
 def test_immediate_assignment_rules(request: dict[str, Any]) -> None:
     view = View(request)
-    decision = decide(request)
+    decision = assign_dict(request)
     target = {t: m for m, h in decision.target.items() for t in h.active}
     active, standby, learning = roles(decision)
     assert sorted(active) == sorted(view.tasks), "every task runs somewhere"
@@ -84,7 +84,7 @@ def key(t: str) -> tuple[int, int]:
 @given(requests())
 def test_no_member_exceeds_max_of_before_and_target(request: dict[str, Any]) -> None:
     view = View(request)
-    decision = decide(request)
+    decision = assign_dict(request)
     stateful = {t for t in view.tasks if view.stateful(t)}
     for m, held in decision.assignment.items():
         before = sum(1 for t in stateful if view.owner.get(t) == m)
@@ -96,7 +96,7 @@ def test_no_member_exceeds_max_of_before_and_target(request: dict[str, Any]) -> 
 @given(requests(allow_gone=True))
 def test_orphans_go_to_their_most_caught_up_member_with_room(request: dict[str, Any]) -> None:
     view = View(request)
-    decision = decide(request)
+    decision = assign_dict(request)
     active, _, _ = roles(decision)
     stateful = {t for t in view.tasks if view.stateful(t)}
     load = {m: sum(1 for t in h.active if t in stateful) for m, h in decision.assignment.items()}
@@ -128,7 +128,7 @@ def test_a_caught_up_standby_on_the_target_is_promoted_at_once() -> None:
         "current": {"a": {"active": ["0_0", "0_1", "0_2", "0_3"]}, "b": {"standby": ["0_3"]}},
         "lags": {"b": {"0_3": 0}},
     }
-    decision = decide(request)
+    decision = assign_dict(request)
     assert "0_3" in decision.assignment["b"].active
     assert decision.stats.handovers == 1
     assert len(decision.assignment["b"].learning) == 1  # the other move warms up
@@ -139,7 +139,7 @@ def test_scale_from_empty_goes_straight_to_the_target() -> None:
         "tasks": [{"id": f"0_{p}", "stateful": True} for p in range(6)],
         "members": [{"id": "a"}, {"id": "b"}, {"id": "c"}],
     }
-    decision = decide(request)
+    decision = assign_dict(request)
     assert {m: h.active for m, h in decision.assignment.items()} == {
         m: h.active for m, h in decision.target.items()
     }

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from .reference import View
-from .simulate import decide, rounds_to_target, stateful_counts
+from .simulate import assign_dict, rounds_to_target, stateful_counts
 
 
 def tasks(n: int, sub: int = 0, stateful: bool = True) -> list[dict[str, Any]]:
@@ -26,7 +26,7 @@ def test_seed_001_adding_m3_moves_exactly_two_tasks() -> None:
             "m2": {"active": ["0_1", "0_3", "0_5"]},
         },
     }
-    decision = decide(request)
+    decision = assign_dict(request)
     assert decision.stats.moves == 2
     assert (
         View(request).active_violations({t: m for m, ts in actives(decision).items() for t in ts})
@@ -75,7 +75,7 @@ def test_seed_003_replacing_one_client_moves_only_its_tasks() -> None:
     for replaced in ("A", "B", "C"):
         members = [m for m in "ABC" if m != replaced] + ["D"]  # D sorts last, A first
         current = {m: ts for m, ts in settled.items()}
-        decision = decide(wordcount(members, current))
+        decision = assign_dict(wordcount(members, current))
         target = actives(decision)
         assert sorted(target["D"]) == sorted(settled[replaced])
         for m in members:
@@ -121,7 +121,7 @@ def test_seed_000_scale_up_ends_balanced_with_minimal_moves() -> None:
 
 def test_seed_000_scale_down_drains_the_leaving_member() -> None:
     request = s000(STABLE, ["S1", "S2", "S3"], leaving=("S2",))
-    first = decide(request)
+    first = assign_dict(request)
     assert first.assignment["S2"].active == ["0_3", "0_4"], "S2 keeps working until handover"
     assert first.stats.learners == 1
     rounds, decisions = rounds_to_target(request)
@@ -139,7 +139,7 @@ def test_seed_000_leader_crash_rebalances_at_once() -> None:
         ["S2", "S3", "S4"],
         learning={"S4": ["0_1"]},
     )
-    decision = decide(request)
+    decision = assign_dict(request)
     assert actives(decision, "assignment") == actives(decision)
     assert "0_1" in decision.target["S4"].active, "the learner's task goes to it"
     assert decision.target["S2"].active == ["0_3", "0_4"]

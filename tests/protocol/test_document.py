@@ -14,7 +14,7 @@ from segue.protocol import (
     AssignmentDocument,
     DocumentError,
     Expansion,
-    MemberTasks,
+    MemberRoles,
     UnsupportedVersion,
     decode,
     decode_configmap,
@@ -23,7 +23,7 @@ from segue.protocol import (
 from segue.protocol.document import configmap_data
 
 
-def _doc(**members: MemberTasks) -> AssignmentDocument:
+def _doc(**members: MemberRoles) -> AssignmentDocument:
     return AssignmentDocument(
         version=1,
         application_id="wc",
@@ -39,7 +39,7 @@ def _configmap(doc: AssignmentDocument, generation: str | None = None) -> tuple[
 
 
 def test_document_round_trips_through_the_configmap() -> None:
-    doc = _doc(**{"wc-0": MemberTasks(active=["0_0", "1_2"], standby=["1_0"])})
+    doc = _doc(**{"wc-0": MemberRoles(active=["0_0", "1_2"], standby=["1_0"])})
     decoded = decode_configmap(*_configmap(doc))
     assert decoded == doc
     assert decoded.roles_of("wc-0") == ({"0_0": "active", "1_2": "active", "1_0": "standby"}, [])
@@ -48,7 +48,7 @@ def test_document_round_trips_through_the_configmap() -> None:
 
 
 def test_a_task_in_two_roles_is_a_conflict_not_a_guess() -> None:
-    doc = _doc(**{"wc-0": MemberTasks(active=["0_0", "0_1"], learning=["0_1"])})
+    doc = _doc(**{"wc-0": MemberRoles(active=["0_0", "0_1"], learning=["0_1"])})
     assert doc.roles_of("wc-0") == ({"0_0": "active"}, ["0_1"])
 
 
@@ -77,13 +77,13 @@ def test_invalid_configmaps_are_rejected(data: dict, binary: dict | None) -> Non
 
 
 def test_configmap_data_is_what_decode_configmap_reads() -> None:
-    doc = _doc(**{"wc-0": MemberTasks(active=["0_0"])})
+    doc = _doc(**{"wc-0": MemberRoles(active=["0_0"])})
     assert decode_configmap(*configmap_data(doc.generation, encode(doc))) == doc
 
 
 def test_encoding_is_deterministic_and_compact() -> None:
-    a = _doc(**{"wc-1": MemberTasks(standby=["0_1"]), "wc-0": MemberTasks(active=["0_0"])})
-    b = _doc(**{"wc-0": MemberTasks(active=["0_0"]), "wc-1": MemberTasks(standby=["0_1"])})
+    a = _doc(**{"wc-1": MemberRoles(standby=["0_1"]), "wc-0": MemberRoles(active=["0_0"])})
+    b = _doc(**{"wc-0": MemberRoles(active=["0_0"]), "wc-1": MemberRoles(standby=["0_1"])})
     assert encode(a) == encode(b)
     assert b" " not in gzip.decompress(encode(a))
 

@@ -24,7 +24,7 @@ from confluent_kafka import Consumer, IsolationLevel, KafkaError, Producer, Topi
 from confluent_kafka.admin import AdminClient, NewTopic, OffsetSpec
 from prometheus_client.parser import text_string_to_metric_families
 
-from segue.protocol import AssignmentDocument, MemberTasks, encode
+from segue.protocol import AssignmentDocument, MemberRoles, encode
 from segue.protocol.document import configmap_data
 from segue.protocol.names import MANAGED_BY, MANAGER
 from segue.stack.process import free_port
@@ -119,7 +119,7 @@ def assignment(
             "version": 1,
             "application_id": application_id,
             "generation": generation,
-            "members": {m: MemberTasks(**roles).model_dump() for m, roles in members.items()},
+            "members": {m: MemberRoles(**roles).model_dump() for m, roles in members.items()},
             "partition_map": partition_map or {},
         }
     )

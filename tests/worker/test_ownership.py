@@ -19,7 +19,7 @@ from segue.protocol.reports import (
 from segue.worker import INT64, STRING, Topology, metrics
 from segue.worker.active import TaskAborted, TaskFailed, TaskFenced
 from segue.worker.failures import MAX_RETRY, Cause, blocker, failure_of, retry_delay
-from segue.worker.metrics import Snapshot, TaskError, WorkerMetrics
+from segue.worker.metrics import Snapshot, TaskErrorReport, WorkerMetrics
 from segue.worker.ownership import DOWN, TRANSITIONS, IllegalTransition, Task
 from segue.worker.state.engine import StoreCorrupt, StoreLocked
 from segue.worker.state.restore import RestoreError
@@ -157,8 +157,8 @@ def test_task_errors_are_one_gauge_sample_per_task_with_a_short_message() -> Non
     registry.publish(
         Snapshot(
             errors=(
-                TaskError("1_0", TaskErrorReason.TOPIC_MISSING, "topic out\ndoes not exist"),
-                TaskError("1_1", TaskErrorReason.TOPIC_MISSING, long),
+                TaskErrorReport("1_0", TaskErrorReason.TOPIC_MISSING, "topic out\ndoes not exist"),
+                TaskErrorReport("1_1", TaskErrorReason.TOPIC_MISSING, long),
             )
         )
     )
