@@ -16,7 +16,7 @@ from segue.protocol.reports import (
     TaskErrorReason,
     TaskState,
 )
-from segue.worker import INT64, STRING, Topology, metrics
+from segue.worker import Topology, metrics
 from segue.worker.active import TaskAborted, TaskFailed, TaskFenced
 from segue.worker.failures import MAX_RETRY, Cause, blocker, failure_of, retry_delay
 from segue.worker.metrics import Snapshot, TaskErrorReport, WorkerMetrics
@@ -25,19 +25,7 @@ from segue.worker.state.engine import StoreCorrupt, StoreLocked
 from segue.worker.state.restore import RestoreError
 from segue.worker.topics import ResolvedSub, resolve
 
-
-def _wordcount() -> Topology:
-    app = Topology("wc")
-    text = app.topic("text", key=STRING, value=STRING)
-    words = app.repartition("words", key=STRING, value=STRING)
-    app.subtopology([text], lambda r, c: None, sinks=[words])
-    app.subtopology(
-        [words],
-        lambda r, c: None,
-        stores=[app.store("counts", STRING, INT64)],
-        sinks=[app.topic("out", label="output")],
-    )
-    return app
+from .apps import wordcount_shape
 
 
 def _cause(target: TaskState) -> Cause | None:
@@ -54,7 +42,7 @@ def _task_in(state: TaskState) -> Task:
             if nxt not in paths:
                 paths[nxt] = [*paths[here], nxt]
                 queue.append(nxt)
-    task = Task("1_0", _wordcount().get(1), ResolvedSub(1, tasks=1), "active", 1)
+    task = Task("1_0", wordcount_shape().get(1), ResolvedSub(1, tasks=1), "active", 1)
     for step in paths[state]:
         task.move_to(step, _cause(step))
     assert task.state is state
@@ -127,7 +115,7 @@ def test_what_a_failure_means(exc: BaseException, reason: str, retry: bool, wipe
 
 
 def test_a_task_whose_topics_are_wrong_is_blocked_with_a_reason_naming_them() -> None:
-    subs = resolve(_wordcount(), "wc", {"text": 3}, {}).subs
+    subs = resolve(wordcount_shape(), "wc", {"text": 3}, {}).subs
     assert blocker("0_1", subs[0]) is None
     cause = blocker("1_1", subs[1])
     assert cause is not None
@@ -138,7 +126,7 @@ def test_a_task_whose_topics_are_wrong_is_blocked_with_a_reason_naming_them() ->
     assert beyond.reason == TaskErrorReason.TASK_OUT_OF_RANGE
     # A changelog with more partitions than the sub-topology has tasks.
     existing = {"text": 3, "out": 3, "wc-words-repartition": 3, "wc-counts-changelog": 4}
-    mismatch = blocker("1_0", resolve(_wordcount(), "wc", existing, {}).subs[1])
+    mismatch = blocker("1_0", resolve(wordcount_shape(), "wc", existing, {}).subs[1])
     assert mismatch is not None
     assert mismatch.reason == TaskErrorReason.PARTITION_MISMATCH
     assert "wc-counts-changelog" in mismatch.message

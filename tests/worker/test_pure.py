@@ -17,6 +17,8 @@ from segue.worker.serdes import MalformedRecord
 from segue.worker.state.checkpoint import Checkpoint, CorruptCheckpoint, decode, encode
 from segue.worker.topics import resolve
 
+from .apps import wordcount_shape
+
 # -- plan --
 
 
@@ -76,22 +78,8 @@ def test_any_damaged_checkpoint_byte_is_detected(data: st.DataObject) -> None:
 # -- topology and topics --
 
 
-def _wordcount() -> Topology:
-    app = Topology("wc")
-    text = app.topic("text", key=STRING, value=STRING)
-    words = app.repartition("words", key=STRING, value=STRING)
-    app.subtopology([text], lambda r, c: None, sinks=[words])
-    app.subtopology(
-        [words],
-        lambda r, c: None,
-        stores=[app.store("counts", STRING, INT64)],
-        sinks=[app.topic("out", label="output")],
-    )
-    return app
-
-
 def test_resolve_creates_internal_topics_sized_by_their_writer() -> None:
-    res = resolve(_wordcount(), "wc", {"text": 6, "out": 3}, {})
+    res = resolve(wordcount_shape(), "wc", {"text": 6, "out": 3}, {})
     assert {t.name: t.partitions for t in res.create} == {
         "wc-words-repartition": 6,
         "wc-counts-changelog": 6,
@@ -104,9 +92,9 @@ def test_resolve_creates_internal_topics_sized_by_their_writer() -> None:
 
 
 def test_resolve_refuses_subtopologies_it_cannot_run() -> None:
-    assert resolve(_wordcount(), "wc", {"out": 3}, {}).subs[0].error.reason == "missing_topic"
+    assert resolve(wordcount_shape(), "wc", {"out": 3}, {}).subs[0].error.reason == "missing_topic"
     res = resolve(
-        _wordcount(),
+        wordcount_shape(),
         "wc",
         {"text": 6, "out": 3, "wc-words-repartition": 6, "wc-counts-changelog": 8},
         {},
@@ -120,10 +108,10 @@ def test_resolve_refuses_subtopologies_it_cannot_run() -> None:
 
 def test_an_expansion_keeps_the_task_count() -> None:
     existing = {"text": 12, "out": 3, "wc-words-repartition": 6, "wc-counts-changelog": 6}
-    assert resolve(_wordcount(), "wc", existing, {0: Expansion(6, 12)}).subs[0].tasks == 6
+    assert resolve(wordcount_shape(), "wc", existing, {0: Expansion(6, 12)}).subs[0].tasks == 6
     grown = {**existing, "wc-words-repartition": 12}
     # No partition_map yet for the stateful sub-topology: keep 6 tasks, read 6 partitions.
-    sub = resolve(_wordcount(), "wc", grown, {}).subs[1]
+    sub = resolve(wordcount_shape(), "wc", grown, {}).subs[1]
     assert (sub.tasks, sub.error) == (6, None)
 
 
