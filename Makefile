@@ -51,6 +51,7 @@ gates: lint typecheck contracts
 lint: venv
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/hadolint Dockerfile
 
 # mypy through the package-dir mapping (tools/typecheck.py says why).
 typecheck: venv
