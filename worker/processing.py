@@ -230,7 +230,14 @@ class Processing:
                 # chained to it: handle the Kafka error itself.
                 if isinstance(exc.__cause__, KafkaException):
                     raise exc.__cause__ from exc
-                raise
+                # Sometimes it loses the Kafka error on the way ("returned NULL without
+                # setting an exception"): seen only when a fatal fence lands mid-flush.
+                # The producer is unusable either way; taking the task down until a
+                # generation assigns it again is the safe reading (a retry would fence
+                # the owner that fenced us).
+                raise TaskFenced(
+                    f"task {task.name}: the producer failed fatally ({exc}); treated as fenced"
+                ) from exc
         except KafkaException as exc:
             if is_fenced(exc.args[0]):
                 fenced = TaskFenced(f"task {task.name}: {exc.args[0]}")
