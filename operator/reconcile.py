@@ -51,7 +51,7 @@ class Reconciler:
 
     def forget(self, namespace: str, name: str, uid: str) -> None:
         """The app's loop ended: drop what is cached for it."""
-        self.actor.forget(Target(namespace, name, uid, 0, None, None))
+        self.actor.forget(namespace, name, uid)
         self.observer.forget(uid)
 
     def step(self, namespace: str, name: str, pods: Mapping[str, PodState]) -> float:

@@ -54,10 +54,10 @@ class Actor:
         self.recorder = EventRecorder(self.core)
         self._access: set[tuple[str, int]] = set()  # (uid, generation) with access written
 
-    def forget(self, target: Target) -> None:
+    def forget(self, namespace: str, name: str, uid: str) -> None:
         """The app's loop ended: drop what is remembered of it."""
-        self._access = {a for a in self._access if a[0] != target.uid}
-        self.recorder.forget(target.namespace, target.name)
+        self._access = {a for a in self._access if a[0] != uid}
+        self.recorder.forget(namespace, name)
 
     def ensure_access(self, target: Target) -> None:
         """The workers' ServiceAccount, Role and RoleBinding, once per app generation."""
