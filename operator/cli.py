@@ -1,18 +1,28 @@
 """``segue operator``: run the operator (the container image's entry point).
 
-Flags and ``SEGUE_OPERATOR_*`` variables fill :class:`~.settings.OperatorSettings`;
-``--kubeconfig`` (or ``KUBECONFIG``) points at a cluster from outside, otherwise the
-pod's ServiceAccount is used. Serves the operator's Prometheus metrics on
-``--metrics-port`` and runs Kopf until SIGTERM/SIGINT.
+One flag per field of :class:`~.settings.OperatorSettings` (the Helm chart renders each
+of them; ``tests/chart`` checks none is missing). ``--kubeconfig`` (or ``KUBECONFIG``)
+points at a cluster from outside, otherwise the pod's ServiceAccount is used. The
+process serves its metrics and probes at once; with ``--leader-elect`` it then waits
+for the Lease (:mod:`.election`) before Kopf starts, so a standby replica watches
+nothing and writes nothing, and it exits if it ever loses the lease.
 """
 
 from __future__ import annotations
 
 import argparse
+import logging
 import os
+import signal
+import socket
+import sys
+import threading
+import uuid
 from typing import Any
 
 HELP = "run the operator that scales StreamApps"
+LEVELS = ("debug", "info", "warning", "error")
+EXIT_LEASE_LOST = 3  # the process ends when the lease is lost; its pod restarts it
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -25,84 +35,196 @@ def configure(parser: argparse.ArgumentParser) -> None:
         default=[],
         help="watch only this namespace (repeatable; default: all namespaces)",
     )
-    add(
-        "--metrics-port",
-        type=int,
-        default=int(os.environ.get("SEGUE_OPERATOR_METRICS_PORT", "9401")),
-        help="port of the operator's /metrics (0: off; env SEGUE_OPERATOR_METRICS_PORT)",
-    )
+    add("--bind-address", default="0.0.0.0", help="address of the metrics and health servers")
+    add("--metrics-port", type=int, default=9401, help="port of /metrics (0: off; default 9401)")
     add(
         "--health-port",
         type=int,
-        default=int(os.environ.get("SEGUE_OPERATOR_HEALTH_PORT", "0")),
-        help="port of Kopf's /healthz liveness endpoint (0: off)",
+        default=0,
+        help="port of the /healthz and /readyz probes (0: off, the default)",
     )
-    add(
-        "--busy-interval",
-        type=float,
-        default=0.5,
-        help="seconds between looks while an app is scaling (default 0.5)",
+    timing = parser.add_argument_group("timing")
+    timing.add_argument(
+        "--busy-interval", type=float, default=0.5, help="seconds between looks while scaling"
     )
-    add(
+    timing.add_argument(
         "--idle-interval",
         type=float,
         default=5.0,
-        help="seconds between looks while an app is settled; changes wake it (default 5)",
+        help="seconds between looks while settled; changes wake it at once (default 5)",
     )
-    add(
-        "--log-format",
-        choices=["plain", "json"],
-        default=os.environ.get("SEGUE_OPERATOR_LOG_FORMAT", "plain"),
+    timing.add_argument(
+        "--error-backoff", type=float, default=2.0, help="seconds before retrying a failed step"
     )
-    add("--verbose", action="store_true", help="debug logging")
+    timing.add_argument(
+        "--scrape-timeout", type=float, default=2.0, help="seconds to wait for a worker's metrics"
+    )
+    timing.add_argument(
+        "--kafka-timeout", type=float, default=10.0, help="seconds to wait for Kafka's admin API"
+    )
+    timing.add_argument(
+        "--scrape-workers", type=int, default=16, help="worker pods scraped in parallel"
+    )
+    logs = parser.add_argument_group("logging")
+    logs.add_argument("--log-level", choices=LEVELS, default="info")
+    logs.add_argument("--log-format", choices=["plain", "json"], default="plain")
+    logs.add_argument("--verbose", action="store_true", help="the same as --log-level debug")
+    lease = parser.add_argument_group("leader election (a coordination.k8s.io Lease)")
+    lease.add_argument(
+        "--leader-elect",
+        action=argparse.BooleanOptionalAction,
+        default=False,
+        help="act only while holding the lease (run two replicas or more)",
+    )
+    lease.add_argument("--lease-name", default="segue-operator")
+    lease.add_argument("--lease-namespace", help="default: the pod's namespace, else 'default'")
+    lease.add_argument("--identity", help="this replica's name in the lease (default: unique)")
+    lease.add_argument(
+        "--lease-duration", type=int, default=15, help="seconds a standby waits out a silent leader"
+    )
+    lease.add_argument(
+        "--renew-deadline",
+        type=float,
+        default=10.0,
+        help="seconds the leader may fail to renew before it stops acting",
+    )
+    lease.add_argument("--retry-period", type=float, default=2.0, help="seconds between tries")
+
+
+def settings_from(args: argparse.Namespace) -> Any:
+    """The settings the flags describe (``pydantic.ValidationError`` names a bad one)."""
+    from segue.operator.settings import LeaderElection, OperatorSettings
+    from segue.podenv import pod_namespace
+
+    return OperatorSettings(
+        namespaces=tuple(args.namespace),
+        busy_interval=args.busy_interval,
+        idle_interval=args.idle_interval,
+        error_backoff=args.error_backoff,
+        scrape_timeout=args.scrape_timeout,
+        kafka_timeout=args.kafka_timeout,
+        scrape_workers=args.scrape_workers,
+        bind_address=args.bind_address,
+        metrics_port=args.metrics_port,
+        health_port=args.health_port,
+        log_level="debug" if args.verbose else args.log_level,
+        log_format=args.log_format,
+        leader_election=LeaderElection(
+            enabled=args.leader_elect,
+            lease_name=args.lease_name,
+            lease_namespace=args.lease_namespace or pod_namespace() or "default",
+            identity=args.identity or f"{socket.gethostname()}_{uuid.uuid4().hex[:8]}",
+            lease_duration=args.lease_duration,
+            renew_deadline=args.renew_deadline,
+            retry_period=args.retry_period,
+        ),
+    )
 
 
 def run(args: argparse.Namespace) -> int:
     import kopf
-    from kubernetes import config as kube_config
     from prometheus_client import start_http_server
+    from pydantic import ValidationError
 
     from segue.operator.handlers import build_registry
     from segue.operator.metrics import OperatorMetrics
     from segue.operator.reconcile import Reconciler
-    from segue.operator.settings import OperatorSettings
 
-    settings = OperatorSettings(
-        namespaces=tuple(args.namespace),
-        busy_interval=args.busy_interval,
-        idle_interval=args.idle_interval,
-        metrics_port=args.metrics_port,
-        health_port=args.health_port,
-        log_format=args.log_format,
-    )
+    try:
+        settings = settings_from(args)
+    except ValidationError as exc:
+        print(f"segue operator: {exc}", file=sys.stderr)
+        return 2
     if args.kubeconfig:
         os.environ["KUBECONFIG"] = args.kubeconfig
+    level = settings.log_level
     kopf.configure(
-        verbose=args.verbose,
+        verbose=level == "debug",
+        quiet=level in ("warning", "error"),
         log_format=kopf.LogFormat.JSON if settings.log_format == "json" else kopf.LogFormat.FULL,
     )
-    if os.environ.get("KUBECONFIG"):
-        loader: Any = kube_config.new_client_from_config  # untyped in kubernetes' package
-        api_client = loader(config_file=os.environ["KUBECONFIG"])
-    else:
-        from segue.podenv import new_incluster_client
-
-        api_client = new_incluster_client()
+    logging.getLogger().setLevel(level.upper())
+    api_client = _api_client()
     metrics = OperatorMetrics()
     if settings.metrics_port:
-        start_http_server(settings.metrics_port, settings.metrics_host, registry=metrics.registry)
+        start_http_server(settings.metrics_port, settings.bind_address, registry=metrics.registry)
+    replica = _Replica(api_client, settings)
+    if not replica.lead():
+        return 0  # asked to stop while standing by: nothing was held
+    metrics.leader.set(1)
     reconciler = Reconciler(api_client, settings, metrics)
-    registry = build_registry(reconciler, settings)
     try:
         kopf.run(
-            registry=registry,
+            registry=build_registry(reconciler, settings),
             standalone=True,
             clusterwide=not settings.namespaces,
             namespaces=settings.namespaces,
-            liveness_endpoint=(
-                f"http://0.0.0.0:{settings.health_port}/healthz" if settings.health_port else None
-            ),
         )
     finally:
+        replica.step_down()
         reconciler.observer.close()
+        metrics.leader.set(0)
     return 0
+
+
+def _api_client() -> Any:
+    """From KUBECONFIG (set by --kubeconfig too), else the pod's ServiceAccount."""
+    if os.environ.get("KUBECONFIG"):
+        from kubernetes import config as kube_config
+
+        loader: Any = kube_config.new_client_from_config  # untyped in kubernetes' package
+        return loader(config_file=os.environ["KUBECONFIG"])
+    from segue.podenv import new_incluster_client
+
+    return new_incluster_client()
+
+
+class _Replica:
+    """This process as one of the operator's replicas: its probes and its lease."""
+
+    def __init__(self, api_client: Any, settings: Any) -> None:
+        from segue.operator import health
+        from segue.operator.election import LeaseElector
+
+        self.election = settings.leader_election
+        self.elector = LeaseElector(api_client, self.election) if self.election.enabled else None
+        self.stop, self.leading = threading.Event(), threading.Event()
+        if settings.health_port:
+            health.serve(settings.bind_address, settings.health_port, self.live, self.ready)
+
+    def live(self) -> tuple[bool, str]:
+        if self.elector and self.leading.is_set() and not self.elector.is_leader():
+            return False, f"lease {self.election.lease_name} not renewed"
+        return True, "ok"
+
+    def ready(self) -> tuple[bool, str]:
+        if self.elector is None:
+            return True, "running"
+        if self.elector.is_leader():
+            return True, "leader"
+        return True, f"standby (leader: {self.elector.holder or 'none'})"
+
+    def lead(self) -> bool:
+        """Block until this replica may act; False if told to stop first."""
+        if self.elector is None:
+            self.leading.set()
+            return True
+        signal.signal(signal.SIGTERM, lambda *_: self.stop.set())  # Kopf sets its own later
+        signal.signal(signal.SIGINT, lambda *_: self.stop.set())
+        if not self.elector.acquire(self.stop):
+            return False
+        self.leading.set()
+        self.elector.keep(self.stop, self._lost)
+        return True
+
+    def step_down(self) -> None:
+        self.stop.set()
+        if self.elector is not None:
+            self.elector.release()
+
+    def _lost(self) -> None:
+        logging.getLogger("segue.operator").critical(
+            "lost the leader lease: exiting so that only one operator acts"
+        )
+        logging.shutdown()
+        os._exit(EXIT_LEASE_LOST)  # now, before the lease can pass to another replica

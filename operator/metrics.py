@@ -57,6 +57,12 @@ class OperatorMetrics:
             LABELS,
             registry=r,
         )
+        self.leader = Gauge(
+            "segue_operator_leader",
+            "1 while this replica holds the leader lease and acts (1 without leader "
+            "election), 0 while it stands by",
+            registry=r,
+        )
         self.reconcile_seconds = Histogram(
             "segue_operator_reconcile_duration_seconds",
             "one observe-decide-act step",

@@ -47,7 +47,7 @@ class Reconciler:
         self.settings = settings
         self.metrics = metrics
         self.observer = Observer(CoreV1Api(api_client), settings)
-        self.actor = Actor(api_client, metrics)
+        self.actor = Actor(api_client, metrics, settings.leader_election.identity)
 
     def forget(self, namespace: str, name: str, uid: str) -> None:
         """The app's loop ended: drop what is cached for it."""

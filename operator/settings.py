@@ -2,13 +2,45 @@
 
 Per-application behaviour lives in each StreamApp's ``spec.scaling``; these are about the
 operator itself: how often it looks while something is in flight or idle, how long it
-waits for a worker's metrics or Kafka, where it serves its own metrics. ``segue
-operator`` fills it from flags and ``SEGUE_OPERATOR_*`` environment variables.
+waits for a worker's metrics or Kafka, where it serves its metrics and health, and how
+replicas elect the one that acts. ``segue operator`` (:mod:`.cli`) fills it from flags;
+the Helm chart renders one flag per field (a test keeps the two in step).
 """
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+
+class LeaderElection(BaseModel):
+    """A ``coordination.k8s.io`` Lease decides which replica acts (:mod:`.election`).
+
+    The timings are client-go's: the leader renews every ``retry_period`` and gives up
+    (exits) when it could not renew for ``renew_deadline``; a standby takes the lease once
+    it has seen no renewal for ``lease_duration``. ``renew_deadline < lease_duration`` is
+    what makes the old leader stop before anyone else can start.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    enabled: bool = False
+    lease_name: str = Field(default="segue-operator", min_length=1)
+    lease_namespace: str = Field(default="default", min_length=1)
+    identity: str = Field(default="segue-operator", min_length=1)
+    lease_duration: int = Field(default=15, ge=1)  # whole seconds: the Lease API's unit
+    renew_deadline: float = Field(default=10.0, gt=0)
+    retry_period: float = Field(default=2.0, gt=0)
+
+    @model_validator(mode="after")
+    def _ordered(self) -> LeaderElection:
+        if not self.retry_period < self.renew_deadline < self.lease_duration:
+            raise ValueError(
+                "leader election needs retry-period < renew-deadline < lease-duration, got "
+                f"{self.retry_period} / {self.renew_deadline} / {self.lease_duration}"
+            )
+        return self
 
 
 class OperatorSettings(BaseModel):
@@ -21,7 +53,9 @@ class OperatorSettings(BaseModel):
     scrape_timeout: float = Field(default=2.0, gt=0)
     kafka_timeout: float = Field(default=10.0, gt=0)
     scrape_workers: int = Field(default=16, ge=1)
+    bind_address: str = "0.0.0.0"  # where the metrics and health servers listen
     metrics_port: int = Field(default=9401, ge=0, le=65535)  # 0: do not serve metrics
-    metrics_host: str = "0.0.0.0"
-    health_port: int = Field(default=0, ge=0, le=65535)  # Kopf's liveness endpoint; 0: off
-    log_format: str = Field(default="plain", pattern="^(plain|json)$")
+    health_port: int = Field(default=0, ge=0, le=65535)  # /healthz and /readyz; 0: off
+    log_level: Literal["debug", "info", "warning", "error"] = "info"
+    log_format: Literal["plain", "json"] = "plain"
+    leader_election: LeaderElection = LeaderElection()

@@ -46,11 +46,12 @@ class Target:
 
 
 class Actor:
-    def __init__(self, api_client: Any, metrics: OperatorMetrics) -> None:
+    def __init__(self, api_client: Any, metrics: OperatorMetrics, identity: str) -> None:
         self.core = CoreV1Api(api_client)
         self.rbac = RbacAuthorizationV1Api(api_client)
         self.custom = CustomObjectsApi(api_client)
         self.metrics = metrics
+        self.identity = identity  # written on each generation it publishes
         self.recorder = EventRecorder(self.core)
         self._access: set[tuple[str, int]] = set()  # (uid, generation) with access written
 
@@ -81,7 +82,9 @@ class Actor:
         namespace, name, uid, spec = target.namespace, target.name, target.uid, target.app.spec
         labels = (namespace, name)
         if plan.publish is not None and plan.document is not None:
-            body = objects.assignment(name, uid, plan.publish.generation, plan.document)
+            body = objects.assignment(
+                name, uid, plan.publish.generation, plan.document, self.identity
+            )
             apply.publish(self.core, namespace, body, assignment_rv)
             self.metrics.generations.labels(*labels).inc()
             self.metrics.handovers.labels(*labels).inc(plan.handovers_published)

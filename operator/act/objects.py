@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from segue.operator.api import API_VERSION, KIND, StreamAppSpec
-from segue.operator.api.names import claim, labels, worker_account
+from segue.operator.api.names import PUBLISHED_BY, claim, labels, worker_account
 from segue.protocol.document import configmap_data
 from segue.protocol.names import (
     ENV_APPLICATION_ID,
@@ -184,13 +184,20 @@ def role_binding(app: str, uid: str, namespace: str) -> dict[str, Any]:
     }
 
 
-def assignment(app: str, uid: str, generation: int, document: bytes) -> dict[str, Any]:
-    """The assignment ConfigMap of one generation; ``document`` is the encoded document."""
+def assignment(
+    app: str, uid: str, generation: int, document: bytes, publisher: str
+) -> dict[str, Any]:
+    """The assignment ConfigMap of one generation; ``document`` is the encoded document.
+
+    ``publisher`` (the operator replica's identity) is written beside it, so who published
+    each generation can be read back, e.g. across a leader failover."""
     data, binary = configmap_data(generation, document)
+    meta = _meta(assignment_configmap(app), app, uid)
+    meta["annotations"] = {PUBLISHED_BY: publisher}
     return {
         "apiVersion": "v1",
         "kind": "ConfigMap",
-        "metadata": _meta(assignment_configmap(app), app, uid),
+        "metadata": meta,
         "data": data,
         "binaryData": binary,
     }

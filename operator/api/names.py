@@ -11,7 +11,11 @@ RoleBinding ``<app>-worker``.
 
 from __future__ import annotations
 
+from segue.operator.api.base import GROUP
 from segue.protocol.names import APP_LABEL, MANAGED_BY, MANAGER, MEMBER_LABEL, NAME_LABEL
+
+# On the assignment ConfigMap: the identity of the operator replica that published it.
+PUBLISHED_BY = f"{GROUP}/published-by"
 
 
 def worker_account(app: str) -> str:

@@ -65,3 +65,15 @@ def load_incluster_config(
 def new_incluster_client() -> client.ApiClient:
     """An ApiClient with the pod's own in-cluster credentials."""
     return client.ApiClient(load_incluster_config())
+
+
+NAMESPACE_FILE = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
+
+
+def pod_namespace() -> str | None:
+    """The namespace of the pod this process runs in (None outside a pod)."""
+    try:
+        with open(pod_path(NAMESPACE_FILE), encoding="utf-8") as file:
+            return file.read().strip() or None
+    except OSError:
+        return None
