@@ -27,15 +27,18 @@ ROOT = Path(__file__).resolve().parents[2]
 class OperatorProcess:
     """``segue operator`` against the session's API server, watching one namespace."""
 
-    def __init__(self, kubeconfig: Path, namespace: str, log_dir: Path) -> None:
+    def __init__(
+        self, kubeconfig: Path, namespace: str, log_dir: Path, *extra: str, name: str = "operator"
+    ) -> None:
         self.kubeconfig, self.namespace, self.log_dir = kubeconfig, namespace, log_dir
+        self.extra, self.name = extra, name
         self.metrics_port = free_port()
         self.proc: subprocess.Popen[bytes] | None = None
         self.starts = 0
 
     def start(self) -> OperatorProcess:
         self.starts += 1
-        log = open(self.log_dir / f"operator-{self.starts}.log", "wb")  # noqa: SIM115
+        log = open(self.log_dir / f"{self.name}-{self.starts}.log", "wb")  # noqa: SIM115
         self.proc = subprocess.Popen(
             [
                 sys.executable,
@@ -52,6 +55,7 @@ class OperatorProcess:
                 "0.3",
                 "--idle-interval",
                 "2",
+                *self.extra,
             ],
             stdout=log,
             stderr=subprocess.STDOUT,
@@ -82,7 +86,7 @@ class OperatorProcess:
     def logs(self) -> str:
         return "".join(
             p.read_text(errors="replace")[-20000:]
-            for p in sorted(self.log_dir.glob("operator-*.log"))
+            for p in sorted(self.log_dir.glob(f"{self.name}-*.log"))
         )
 
 
