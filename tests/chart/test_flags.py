@@ -12,6 +12,7 @@ import argparse
 import re
 import subprocess
 import sys
+from typing import Any
 
 import pytest
 
@@ -65,18 +66,69 @@ def test_the_chart_passes_only_flags_the_operator_offers() -> None:
     assert sorted(rendered - offered) == []
 
 
-def test_the_operator_parses_what_the_chart_renders() -> None:
-    for values in CASES:
-        parser = argparse.ArgumentParser(exit_on_error=False)
-        cli.configure(parser)
-        arguments = rendered_args(values)
-        for variable, value in POD_ENV.items():
-            arguments = [a.replace(variable, value) for a in arguments]
-        try:
-            parsed = parser.parse_args(arguments)
-        except SystemExit:
-            pytest.fail(f"segue operator refuses the chart's arguments {arguments}")
-        assert parsed.metrics_port == 9401
-        assert parsed.health_port == 8081
-        assert parsed.busy_interval == 0.5
-        assert parsed.log_format == "plain"
+def settings_for(values: dict[str, Any]) -> Any:
+    """The operator's settings from the chart's arguments, as ``segue operator`` builds them."""
+    parser = argparse.ArgumentParser()
+    cli.configure(parser)
+    arguments = rendered_args(values)
+    for variable, value in POD_ENV.items():
+        arguments = [a.replace(variable, value) for a in arguments]
+    try:
+        return cli.settings_from(parser.parse_args(arguments))
+    except SystemExit:
+        pytest.fail(f"segue operator refuses the chart's arguments {arguments}")
+
+
+def test_the_operator_reads_the_defaults_the_chart_documents() -> None:
+    settings = settings_for({})
+    assert settings.namespaces == ()
+    assert settings.bind_address == "10.0.0.7"
+    assert (settings.metrics_port, settings.health_port) == (9401, 8081)
+    assert (settings.log_level, settings.log_format) == ("info", "plain")
+    election = settings.leader_election
+    assert election.enabled
+    assert (election.lease_name, election.lease_namespace) == ("demo-segue", "segue-system")
+    assert election.identity == "demo-segue-0"
+
+
+def test_the_operator_reads_every_value_given() -> None:
+    settings = settings_for(
+        {
+            "watchNamespaces": ["team-a", "team-b"],
+            "logLevel": "warning",
+            "logFormat": "json",
+            "metrics": {"port": 9500},
+            "health": {"port": 8082},
+            "settings": {
+                "busyInterval": 0.25,
+                "idleInterval": 7,
+                "errorBackoff": 3,
+                "scrapeTimeout": 1.5,
+                "kafkaTimeout": 20,
+                "scrapeWorkers": 4,
+            },
+            "leaderElection": {"leaseDuration": 30, "renewDeadline": 20.5, "retryPeriod": 4},
+        }
+    )
+    assert settings.namespaces == ("team-a", "team-b")
+    assert (settings.log_level, settings.log_format) == ("warning", "json")
+    assert (settings.metrics_port, settings.health_port) == (9500, 8082)
+    timing = (
+        settings.busy_interval,
+        settings.idle_interval,
+        settings.error_backoff,
+        settings.scrape_timeout,
+        settings.kafka_timeout,
+        settings.scrape_workers,
+    )
+    assert timing == (0.25, 7, 3, 1.5, 20, 4)
+    election = settings.leader_election
+    assert (election.lease_duration, election.renew_deadline, election.retry_period) == (
+        30,
+        20.5,
+        4,
+    )
+
+
+def test_leader_election_off_reaches_the_operator() -> None:
+    assert not settings_for({"leaderElection": {"enabled": False}}).leader_election.enabled

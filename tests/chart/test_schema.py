@@ -45,3 +45,10 @@ def test_the_same_values_done_right_are_accepted() -> None:
     fraction = ["--set-json", "settings.busyInterval=0.1"]
     result = helm("template", "demo", str(CHART), *sets, *fraction)
     assert result.returncode == 0, result.stderr
+
+
+def test_a_fractional_lease_duration_is_refused() -> None:
+    """The Lease API counts whole seconds, and so does ``--lease-duration``."""
+    result = helm("template", "demo", str(CHART), "--set-json", "leaderElection.leaseDuration=1.5")
+    assert result.returncode != 0
+    assert "leaseDuration" in result.stderr, result.stderr
