@@ -42,9 +42,11 @@ $(VENV)/.installed: pyproject.toml stack/pyproject.toml
 stack:
 	bash stack/install/all.sh
 
-# The StreamApp CRD is generated from the pydantic models in segue.operator.api.
+# The StreamApp CRD is generated from the pydantic models in segue.operator.api; the
+# chart ships a byte-identical copy (tests/chart/test_crd_copy.py checks it).
 crds: venv
 	$(BIN)/python -m segue.operator.api.crd --write crds/streamapp.yaml
+	cp crds/streamapp.yaml charts/segue/crds/streamapp.yaml
 
 gates: lint typecheck contracts
 

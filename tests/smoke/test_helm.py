@@ -34,8 +34,14 @@ def test_helm_lint_fails_on_a_broken_chart(tmp_path: Path) -> None:
     assert result.returncode != 0
 
 
-def test_helm_template_renders_the_service_account() -> None:
-    result = helm("template", "demo", str(CHART))
+def test_helm_template_renders_the_operator() -> None:
+    """helm renders the chart offline; tests/chart checks what it renders in detail."""
+    result = helm("template", "demo", str(CHART), "-n", "segue-system")
     assert result.returncode == 0, result.stderr
     docs = [d for d in yaml.safe_load_all(result.stdout) if d]
-    assert [(d["kind"], d["metadata"]["name"]) for d in docs] == [("ServiceAccount", "demo-segue")]
+    names = {(d["kind"], d["metadata"]["name"]) for d in docs}
+    assert {("ServiceAccount", "demo-segue"), ("Deployment", "demo-segue")} <= names
+    (deployment,) = [d for d in docs if d["kind"] == "Deployment"]
+    (container,) = deployment["spec"]["template"]["spec"]["containers"]
+    assert container["command"] == ["segue"]
+    assert container["args"][0] == "operator"

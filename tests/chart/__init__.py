@@ -1,0 +1,1 @@
+"""The Helm chart (charts/segue): rendered with the local stack's helm, no cluster needed."""
