@@ -12,10 +12,12 @@ from __future__ import annotations
 import os
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from hypothesis import settings
 
 from segue.stack import KafkaBroker, KubeControlPlane, StackError
@@ -114,3 +116,47 @@ def namespace(kube_api: object) -> Iterator[str]:
 @pytest.fixture
 def topic_name() -> str:
     return f"t-{uuid.uuid4().hex[:10]}"
+
+
+CRD_FILE = Path(__file__).resolve().parents[1] / "crds" / "streamapp.yaml"
+
+
+def _established(crd: Any) -> bool:
+    conditions = (crd.status and crd.status.conditions) or []
+    return any(c.type == "Established" and c.status == "True" for c in conditions)
+
+
+@pytest.fixture(scope="session")
+def apply_streamapp_crd(kube_api: Any) -> Callable[[], str]:
+    """``apply()``: create or replace the StreamApp CRD from ``crds/streamapp.yaml``
+    and wait until it is Established; returns its name. Idempotent."""
+    from kubernetes import client
+    from kubernetes.client import ApiException
+
+    ext = client.ApiextensionsV1Api(kube_api)
+
+    def apply() -> str:
+        body = yaml.safe_load(CRD_FILE.read_text())
+        name = str(body["metadata"]["name"])
+        try:
+            ext.create_custom_resource_definition(body)
+        except ApiException as exc:
+            if exc.status != 409:
+                raise
+            current = ext.read_custom_resource_definition(name).to_dict()
+            body["metadata"]["resourceVersion"] = current["metadata"]["resource_version"]
+            ext.replace_custom_resource_definition(name, body)
+        deadline = time.monotonic() + 30
+        while not _established(ext.read_custom_resource_definition(name)):
+            if time.monotonic() > deadline:
+                pytest.fail(f"CRD {name} not Established after 30s", pytrace=False)
+            time.sleep(0.1)
+        return name
+
+    return apply
+
+
+@pytest.fixture(scope="session")
+def streamapp_crd(apply_streamapp_crd: Callable[[], str]) -> str:
+    """The StreamApp CRD, installed once per session; its name."""
+    return apply_streamapp_crd()

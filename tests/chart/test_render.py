@@ -95,6 +95,8 @@ def test_defaults_render_the_operator_with_leader_election_in_cluster_mode() -> 
             ("Service", f"{FULLNAME}-metrics"),
             ("PodDisruptionBudget", FULLNAME),
             ("Deployment", FULLNAME),
+            ("ValidatingAdmissionPolicy", f"{FULLNAME}-managed-only"),
+            ("ValidatingAdmissionPolicyBinding", f"{FULLNAME}-managed-only"),
         ]
     )
     spec = deployment(objects)["spec"]
@@ -275,6 +277,16 @@ def test_a_service_monitor_without_the_metrics_service_is_refused() -> None:
     result = with_values("template", values)
     assert result.returncode != 0
     assert "metrics.serviceMonitor.enabled" in result.stderr
+
+
+def test_the_admission_policy_names_the_operators_own_account() -> None:
+    """The policy binds to exactly the operator's ServiceAccount, and can be left out."""
+    policy = only(render(), "ValidatingAdmissionPolicy")[0]
+    (condition,) = policy["spec"]["matchConditions"]
+    assert f'"system:serviceaccount:{NAMESPACE}:{FULLNAME}"' in condition["expression"]
+    off = render({"rbac": {"onlyManagedPods": False}})
+    assert not only(off, "ValidatingAdmissionPolicy")
+    assert not only(off, "ValidatingAdmissionPolicyBinding")
 
 
 def test_rbac_off_renders_no_role_or_binding() -> None:

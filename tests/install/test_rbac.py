@@ -94,6 +94,9 @@ def test_the_operator_may_do_what_it_needs_and_nothing_more(
         other, client.V1Secret(metadata=client.V1ObjectMeta(name="kafka"), string_data={"k": "v"})
     )
     admin_core.create_namespaced_pod(watched, pod("not-ours", managed=False))
+    client.CoordinationV1Api(kube_api).create_namespaced_lease(
+        release, {"metadata": {"name": "another"}, "spec": {}}
+    )
     as_op = impersonate(release, account)
     core, rbac = client.CoreV1Api(as_op), client.RbacAuthorizationV1Api(as_op)
     custom, coord = client.CustomObjectsApi(as_op), client.CoordinationV1Api(as_op)
@@ -175,8 +178,9 @@ def test_the_operator_may_do_what_it_needs_and_nothing_more(
         ),
         "list nodes": core.list_node,
         "create a lease elsewhere": lambda: coord.create_namespaced_lease(watched, lease),
-        "take another lease": lambda: coord.create_namespaced_lease(
-            release, {"metadata": {"name": "another"}, "spec": {}}
+        # (create cannot be limited by name in RBAC; update and get can)
+        "renew another lease": lambda: coord.replace_namespaced_lease(
+            "another", release, {"metadata": {"name": "another"}, "spec": {}}
         ),
         "grant itself secrets": lambda: rbac.create_namespaced_role(
             watched,
@@ -244,8 +248,12 @@ def test_a_worker_reads_its_own_assignment_and_nothing_else(
     allowed = {
         "read its assignment": lambda: core.read_namespaced_config_map(mine, namespace),
         "watch its assignment": lambda: core.list_namespaced_config_map(
-            namespace, field_selector=f"metadata.name={mine}", watch=True, timeout_seconds=1
-        ),
+            namespace,
+            field_selector=f"metadata.name={mine}",
+            watch=True,
+            timeout_seconds=1,
+            _preload_content=False,  # a stream, not a list
+        ).release_conn(),
     }
     for what, call in allowed.items():
         assert status_of(call) == 200, f"the worker may not {what}"

@@ -1,24 +1,18 @@
 """Fixtures for the operator's tests: StreamApp manifests, and the StreamApp CRD
-installed in the session's real API server from the committed
-``crds/streamapp.yaml`` (the file users apply; ``test_api.py`` checks that it
-matches the models)."""
+installed in the session's real API server (tests/conftest.py)."""
 
 from __future__ import annotations
 
 import copy
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
 from segue.operator.api import API_VERSION, KIND
 
 from .e2e import Apps, OperatorProcess
-
-CRD_FILE = Path(__file__).resolve().parents[2] / "crds" / "streamapp.yaml"
 
 _MINIMAL_SPEC: dict[str, Any] = {
     "applicationId": "streams-wordcount",
@@ -162,47 +156,6 @@ def full_spec() -> dict[str, Any]:
 @pytest.fixture
 def full_status() -> dict[str, Any]:
     return copy.deepcopy(_FULL_STATUS)
-
-
-def _established(crd: Any) -> bool:
-    conditions = (crd.status and crd.status.conditions) or []
-    return any(c.type == "Established" and c.status == "True" for c in conditions)
-
-
-@pytest.fixture(scope="session")
-def apply_streamapp_crd(kube_api: Any) -> Callable[[], str]:
-    """``apply()``: create or replace the StreamApp CRD from ``crds/streamapp.yaml``
-    and wait until it is Established; returns its name. Idempotent."""
-    from kubernetes import client
-    from kubernetes.client import ApiException
-
-    ext = client.ApiextensionsV1Api(kube_api)
-
-    def apply() -> str:
-        body = yaml.safe_load(CRD_FILE.read_text())
-        name = str(body["metadata"]["name"])
-        try:
-            ext.create_custom_resource_definition(body)
-        except ApiException as exc:
-            if exc.status != 409:
-                raise
-            current = ext.read_custom_resource_definition(name).to_dict()
-            body["metadata"]["resourceVersion"] = current["metadata"]["resource_version"]
-            ext.replace_custom_resource_definition(name, body)
-        deadline = time.monotonic() + 30
-        while not _established(ext.read_custom_resource_definition(name)):
-            if time.monotonic() > deadline:
-                pytest.fail(f"CRD {name} not Established after 30s", pytrace=False)
-            time.sleep(0.1)
-        return name
-
-    return apply
-
-
-@pytest.fixture(scope="session")
-def streamapp_crd(apply_streamapp_crd: Callable[[], str]) -> str:
-    """The StreamApp CRD, installed once per session; its name."""
-    return apply_streamapp_crd()
 
 
 @pytest.fixture
