@@ -30,6 +30,7 @@ from segue.operator.observe import (
     fetch_topology,
     scrape,
 )
+from segue.operator.observe.kafka import Credentials
 from segue.operator.scaling import PodObs, Policy, Published, TaskFault, World, from_document
 from segue.operator.settings import OperatorSettings
 from segue.protocol import decode_configmap
@@ -78,20 +79,21 @@ def read_assignment(core: CoreV1Api, namespace: str, app: str) -> Assignment:
     return Assignment(published, cm.metadata.resource_version if cm.metadata else None)
 
 
-def credentials(core: CoreV1Api, namespace: str, app: StreamApp) -> dict[str, str]:
-    """The librdkafka settings of ``spec.kafka.credentialsSecret``, decoded."""
+def credentials(core: CoreV1Api, namespace: str, app: StreamApp) -> Credentials:
+    """The librdkafka settings of ``spec.kafka.credentialsSecret``, decoded, for the
+    operator's own admin client only: pods get them by reference (``act.objects``)."""
     ref = app.spec.kafka.credentials_secret
     if ref is None:
-        return {}
+        return Credentials()
     secret = core.read_namespaced_secret(ref.name, namespace)
-    return {k: base64.b64decode(v).decode() for k, v in (secret.data or {}).items()}
+    return Credentials({k: base64.b64decode(v).decode() for k, v in (secret.data or {}).items()})
 
 
 class Observer:
     def __init__(self, core: CoreV1Api, settings: OperatorSettings) -> None:
         self.core = core
         self.settings = settings
-        self._kafka: dict[tuple[str, tuple[tuple[str, str], ...]], KafkaView] = {}
+        self._kafka: dict[tuple[str, Credentials], KafkaView] = {}
         self._topologies: dict[str, tuple[SubTopologyDescription, ...]] = {}
         self._pool = ThreadPoolExecutor(settings.scrape_workers, thread_name_prefix="segue-scrape")
 
@@ -100,8 +102,8 @@ class Observer:
         for view in self._kafka.values():
             view.close()
 
-    def kafka(self, bootstrap: str, extra: Mapping[str, str]) -> KafkaView:
-        key = (bootstrap, tuple(sorted(extra.items())))
+    def kafka(self, bootstrap: str, extra: Credentials) -> KafkaView:
+        key = (bootstrap, extra)
         if key not in self._kafka:
             self._kafka[key] = KafkaView(bootstrap, extra, timeout=self.settings.kafka_timeout)
         return self._kafka[key]

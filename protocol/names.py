@@ -64,6 +64,7 @@ ENV_APPLICATION_ID: Final = "SEGUE_APPLICATION_ID"
 ENV_BOOTSTRAP_SERVERS: Final = "SEGUE_BOOTSTRAP_SERVERS"
 ENV_METRICS_PORT: Final = "SEGUE_METRICS_PORT"
 ENV_STATE_DIR: Final = "SEGUE_STATE_DIR"
+ENV_TMPDIR: Final = "TMPDIR"  # temp files: an emptyDir, since the root filesystem is read-only
 KAFKA_ENV_PREFIX: Final = "SEGUE_KAFKA_"  # SEGUE_KAFKA_SASL_USERNAME -> sasl.username
 
 

@@ -4,12 +4,19 @@ One process is both controller and broker. Replication factors of the internal
 topics are 1 (one node), and the group rebalance delay is 0 so tests do not
 wait three seconds per consumer group. Transactions, fencing, compaction and
 the admin API are the real broker's: nothing is mocked.
+
+Given ``sasl_users``, the broker also listens on a SASL_PLAINTEXT listener with the
+PLAIN mechanism, where those users (and no one else) authenticate: what a client
+configured from a credentials Secret must get right. The PLAINTEXT listener stays,
+unauthenticated, for everything else (test harnesses, the inter-broker traffic).
 """
 
 from __future__ import annotations
 
 import base64
+import re
 import uuid
+from collections.abc import Mapping
 from pathlib import Path
 
 from segue.stack.paths import Binaries
@@ -43,19 +50,68 @@ def new_cluster_id() -> str:
             return candidate
 
 
+# Names and passwords go into a JAAS line inside a properties file, two quoting
+# languages; a test's credentials need neither, so only this safe alphabet is taken.
+SASL_TOKEN = re.compile(r"[A-Za-z0-9._-]+")
+
+
 class KafkaBroker:
-    def __init__(self, workdir: Path, binaries: Binaries, host: str = "127.0.0.1") -> None:
+    def __init__(
+        self,
+        workdir: Path,
+        binaries: Binaries,
+        host: str = "127.0.0.1",
+        sasl_users: Mapping[str, str] | None = None,
+    ) -> None:
         self.workdir = workdir
         self.binaries = binaries
         self.host = host
         self.port = free_port(host)
         self.controller_port = free_port(host)
+        self.sasl_users = dict(sasl_users or {})  # username -> password, PLAIN
+        for name, password in self.sasl_users.items():
+            if not (SASL_TOKEN.fullmatch(name) and SASL_TOKEN.fullmatch(password)):
+                raise ValueError(
+                    f"SASL user {name!r}: name and password must match [A-Za-z0-9._-]+"
+                )
+        self.sasl_port = free_port(host) if self.sasl_users else None
         self.cluster_id = new_cluster_id()
         self.process: ManagedProcess | None = None
 
     @property
     def bootstrap_servers(self) -> str:
         return f"{self.host}:{self.port}"
+
+    @property
+    def sasl_bootstrap(self) -> str:
+        """The SASL_PLAINTEXT (PLAIN) listener: only ``sasl_users`` get in."""
+        if self.sasl_port is None:
+            raise StackError("this broker was started without sasl_users")
+        return f"{self.host}:{self.sasl_port}"
+
+    def _listeners(self) -> dict[str, str]:
+        listeners = {
+            "listeners": f"PLAINTEXT://{self.host}:{self.port},"
+            f"CONTROLLER://{self.host}:{self.controller_port}",
+            "advertised.listeners": f"PLAINTEXT://{self.host}:{self.port}",
+            "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
+        }
+        if self.sasl_port is None:
+            return listeners
+        sasl = f"SASL_PLAINTEXT://{self.host}:{self.sasl_port}"
+        users = " ".join(f'user_{name}="{password}"' for name, password in self.sasl_users.items())
+        prefix = "listener.name.sasl_plaintext"
+        return {
+            "listeners": f"{listeners['listeners']},{sasl}",
+            "advertised.listeners": f"{listeners['advertised.listeners']},{sasl}",
+            "listener.security.protocol.map": listeners["listener.security.protocol.map"]
+            + ",SASL_PLAINTEXT:SASL_PLAINTEXT",
+            f"{prefix}.sasl.enabled.mechanisms": "PLAIN",
+            # The server side of PLAIN: one user_<name>="<password>" option per user.
+            f"{prefix}.plain.sasl.jaas.config": (
+                f"org.apache.kafka.common.security.plain.PlainLoginModule required {users};"
+            ),
+        }
 
     def _write_config(self) -> Path:
         data = self.workdir / "data"
@@ -64,11 +120,8 @@ class KafkaBroker:
             "process.roles": "broker,controller",
             "node.id": "1",
             "controller.quorum.voters": f"1@{self.host}:{self.controller_port}",
-            "listeners": f"PLAINTEXT://{self.host}:{self.port},"
-            f"CONTROLLER://{self.host}:{self.controller_port}",
-            "advertised.listeners": f"PLAINTEXT://{self.host}:{self.port}",
+            **self._listeners(),
             "controller.listener.names": "CONTROLLER",
-            "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
             "inter.broker.listener.name": "PLAINTEXT",
             "log.dirs": str(data),
             "num.partitions": "1",
@@ -127,6 +180,8 @@ class KafkaBroker:
 
     def _ready(self) -> bool:
         if not port_open(self.host, self.port):
+            return False
+        if self.sasl_port is not None and not port_open(self.host, self.sasl_port):
             return False
         from confluent_kafka.admin import AdminClient
 

@@ -14,7 +14,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import pytest
 import yaml
@@ -47,12 +47,35 @@ def binaries() -> Binaries:
         pytest.fail(str(exc), pytrace=False)
 
 
+class SaslLogin(NamedTuple):
+    """A user of the session broker's SASL_PLAINTEXT listener (mechanism PLAIN)."""
+
+    bootstrap: str
+    username: str
+    password: str
+
+
+# Drawn once per session and recognisable, so a test can search every log, event and
+# object for it: a password that shows up anywhere but its Secret is a leak.
+SASL_USER = "segue"
+SASL_PASSWORD = f"segue-canary-{uuid.uuid4().hex}"
+
+
 @pytest.fixture(scope="session")
 def kafka(tmp_path_factory: pytest.TempPathFactory, binaries: Binaries) -> Iterator[KafkaBroker]:
-    """A real single-node Kafka broker (KRaft) for the whole session."""
-    broker = _started(KafkaBroker(tmp_path_factory.mktemp("kafka"), binaries), "Kafka")
-    yield broker
+    """A real single-node Kafka broker (KRaft) for the whole session: PLAINTEXT for
+    everyone, plus a SASL_PLAINTEXT listener for one user (:func:`kafka_sasl`)."""
+    broker = KafkaBroker(
+        tmp_path_factory.mktemp("kafka"), binaries, sasl_users={SASL_USER: SASL_PASSWORD}
+    )
+    yield _started(broker, "Kafka")
     broker.stop()
+
+
+@pytest.fixture(scope="session")
+def kafka_sasl(kafka: KafkaBroker) -> SaslLogin:
+    """The session broker's SASL listener and the one user who may log in there."""
+    return SaslLogin(kafka.sasl_bootstrap, SASL_USER, SASL_PASSWORD)
 
 
 @pytest.fixture(scope="session")

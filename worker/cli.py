@@ -158,6 +158,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"segue worker: invalid configuration:\n{exc}", file=sys.stderr)
         return 2
     config = config.model_copy(update={"state_dir": Path(_pod_path(str(config.state_dir)))})
+    _use_pod_tmpdir()
     topology = load_topology(config.app, dict(a.split("=", 1) for a in args.app_arg))
     metrics = WorkerMetrics()
     application_id = config.application_id or topology.application_id  # as runtime.Worker
@@ -186,6 +187,27 @@ def run(args: argparse.Namespace) -> int:
         watcher.stop()
         server.shutdown()
     return 0
+
+
+def _use_pod_tmpdir() -> None:
+    """Temp files (the Kubernetes client's, say) go to the pod's ``TMPDIR``.
+
+    The operator mounts an emptyDir there because the root filesystem is read-only.
+    Under the local pod runner that mount is a pod path like any other, so it is
+    mapped with :func:`_pod_path`; a ``TMPDIR`` the pod does not mount (the runner's
+    own, inherited) is left as it is."""
+    import os
+    import tempfile
+
+    from segue.protocol.names import ENV_TMPDIR
+
+    wanted = os.environ.get(ENV_TMPDIR)
+    if not wanted:
+        return
+    mapped = _pod_path(wanted)
+    if mapped != wanted and os.path.isdir(mapped):
+        os.environ[ENV_TMPDIR] = mapped
+        tempfile.tempdir = mapped
 
 
 def _pod_path(path: str) -> str:

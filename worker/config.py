@@ -11,13 +11,26 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
 
 from segue.protocol import names
 
 Guarantee = Literal["exactly_once", "at_least_once"]
+
+
+class KafkaSettings(dict[str, str]):
+    """librdkafka settings, some of them credentials (``sasl.password``, from the
+    pod's Secret): a plain dict to every client, but its repr names the keys only.
+
+    So a config printed in a log line, in a validation error (pydantic shows the whole
+    input when a field is missing) or in a traceback never carries a value."""
+
+    def __repr__(self) -> str:
+        return "{" + ", ".join(f"{key!r}: '***'" for key in sorted(self)) + "}"
+
+    __str__ = __repr__
 
 
 class WorkerConfig(BaseModel):
@@ -40,13 +53,18 @@ class WorkerConfig(BaseModel):
     restore_batch: int = Field(default=10_000, ge=1)
     # records/s a worker restores for standbys and learners (None: no limit); actives never wait
     standby_restore_rate: float | None = Field(default=None, gt=0)
-    kafka: dict[str, str] = Field(default_factory=dict)  # extra librdkafka settings for all clients
+    # extra librdkafka settings for all clients, credentials among them: never shown
+    kafka: Annotated[dict[str, str], AfterValidator(KafkaSettings)] = Field(
+        default_factory=KafkaSettings
+    )
 
-    @model_validator(mode="after")
-    def _names(self) -> WorkerConfig:
-        if ":" not in self.app:
-            raise ValueError(f"--app must be MODULE:OBJECT, got {self.app!r}")
-        return self
+    @field_validator("app")
+    @classmethod
+    def _app(cls, app: str) -> str:
+        # A field's check, so its error shows this field's input, not the whole config.
+        if ":" not in app:
+            raise ValueError(f"--app must be MODULE:OBJECT, got {app!r}")
+        return app
 
 
 # The operator sets the protocol's variables in the pod template; the rest are the
@@ -96,5 +114,5 @@ def from_sources(flags: Mapping[str, Any], env: Mapping[str, str] | None = None)
             kafka.update(value)
         else:
             values[name] = value
-    values["kafka"] = kafka
+    values["kafka"] = KafkaSettings(kafka)  # masked in the errors of a bad config too
     return WorkerConfig.model_validate(values)

@@ -6,12 +6,16 @@ StreamApp, so deleting the app deletes them. A pod's environment is the worker's
 contract (docs/worker.md): downward-API identity, the application id, Kafka
 bootstrap servers, credentials as ``SEGUE_KAFKA_<KEY>`` variables taken from the
 Secret by reference (never copied into the pod spec), and the state directory on
-the pod's claim (or an emptyDir). :mod:`.apply` sends these;
+the pod's claim (or an emptyDir). Pods run hardened unless the template says
+otherwise: non-root as the image's user, no privilege escalation, no capabilities
+and a read-only root filesystem, so the worker writes only to its state volume and
+to an emptyDir at ``TMPDIR``. :mod:`.apply` sends these;
 :mod:`segue.operator.api.names` names them.
 """
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Iterable
 from typing import Any
 
@@ -27,6 +31,7 @@ from segue.protocol.names import (
     ENV_POD_NAMESPACE,
     ENV_STATE_DIR,
     ENV_STREAMAPP,
+    ENV_TMPDIR,
     HEALTH_PATH,
     READY_PATH,
     assignment_configmap,
@@ -34,6 +39,22 @@ from segue.protocol.names import (
 )
 
 WORKER_CONTAINER = "worker"
+WORKER_USER = 10001  # the image's USER (Dockerfile), numeric so runAsNonRoot can check it
+TMP_DIR = "/tmp"  # an emptyDir: the root filesystem is read-only
+
+# Segue's defaults; the template's securityContext / podSecurityContext replace them.
+POD_SECURITY_CONTEXT: dict[str, Any] = {
+    "runAsNonRoot": True,
+    "runAsUser": WORKER_USER,
+    "runAsGroup": WORKER_USER,
+    "fsGroup": WORKER_USER,  # the state claim is writable by the worker's group
+    "seccompProfile": {"type": "RuntimeDefault"},
+}
+CONTAINER_SECURITY_CONTEXT: dict[str, Any] = {
+    "allowPrivilegeEscalation": False,
+    "readOnlyRootFilesystem": True,
+    "capabilities": {"drop": ["ALL"]},
+}
 
 
 def owner_reference(name: str, uid: str) -> dict[str, Any]:
@@ -62,6 +83,8 @@ def pod(
     env: list[dict[str, Any]] = [
         e.model_dump(by_alias=True, exclude_none=True) for e in template.env
     ]
+    if all(e.name != ENV_TMPDIR for e in template.env):
+        env.append({"name": ENV_TMPDIR, "value": TMP_DIR})
     env += [
         _field_env(ENV_POD_NAME, "metadata.name"),
         _field_env(ENV_POD_NAMESPACE, "metadata.namespace"),
@@ -91,6 +114,11 @@ def pod(
         "env": env,
         "ports": ports,
         "volumeMounts": [{"name": "state", "mountPath": spec.state_dir}],
+        "securityContext": copy.deepcopy(
+            template.security_context
+            if template.security_context is not None
+            else CONTAINER_SECURITY_CONTEXT
+        ),
         "readinessProbe": _probe(READY_PATH, spec.metrics_port, failures=3),
         "livenessProbe": _probe(HEALTH_PATH, spec.metrics_port, failures=6),
     }
@@ -111,6 +139,15 @@ def pod(
         }
     else:
         volume = {"name": "state", "emptyDir": {}}
+    volumes = [volume]
+    if spec.state_dir != TMP_DIR:  # else the state volume is the temp directory too
+        volumes.append({"name": "tmp", "emptyDir": {}})
+        container["volumeMounts"].append({"name": "tmp", "mountPath": TMP_DIR})
+    pod_security = (
+        template.pod_security_context
+        if template.pod_security_context is not None
+        else POD_SECURITY_CONTEXT
+    )
     meta = _meta(member, app, uid, member)
     meta["labels"] = {**template.labels, **meta["labels"]}
     if template.annotations:
@@ -124,8 +161,9 @@ def pod(
             "serviceAccountName": worker_account(app),
             "restartPolicy": "Always",
             "terminationGracePeriodSeconds": 30,
+            "securityContext": copy.deepcopy(pod_security),
             "containers": [container],
-            "volumes": [volume],
+            "volumes": volumes,
         },
     }
 

@@ -1,9 +1,12 @@
 """The worker pods of a StreamApp (``spec.template``): their container and metadata.
 
 Deliberately a small part of a Pod: what a user needs to run ``segue worker`` (image,
-command, env, resources, ports, labels). ``segue.operator.act.objects`` builds each
-pod from it and adds what Segue owns: the worker's environment, the metrics port, the
-state volume and Segue's labels, which win on a clash. The models build on ``base``
+command, env, resources, ports, security contexts, labels). ``segue.operator.act.objects``
+builds each pod from it and adds what Segue owns: the worker's environment, the metrics
+port, the state and temp volumes and Segue's labels, which win on a clash. The two
+security contexts are the exception: Segue's hardened defaults (non-root, read-only root
+filesystem) apply only while the template leaves them out, so a cluster that needs
+other ones can say so. The models build on ``base``
 (frozen, camelCase, unknown fields rejected); ``spec`` puts :class:`PodTemplate` into
 the StreamApp's spec. Docstrings become the CRD's descriptions, written for users.
 """
@@ -76,3 +79,9 @@ class PodTemplate(Model):
     """Extra labels of the pods (Segue's own labels win on a clash)."""
     annotations: dict[str, str] = Field(default_factory=dict)
     """Extra annotations of the pods."""
+    security_context: KubeObject | None = None
+    """The worker container's securityContext, replacing Segue's default (non-root, no
+    privilege escalation, read-only root filesystem, all capabilities dropped)."""
+    pod_security_context: KubeObject | None = None
+    """The pods' securityContext, replacing Segue's default (runAsNonRoot, user, group and
+    fsGroup 10001, the RuntimeDefault seccomp profile)."""

@@ -37,6 +37,8 @@ _FULL_SPEC: dict[str, Any] = {
         "imagePullPolicy": "IfNotPresent",
         "labels": {"team": "data"},
         "annotations": {"segue.dev/note": "x"},
+        "securityContext": {"runAsUser": 2000, "readOnlyRootFilesystem": False},
+        "podSecurityContext": {"fsGroup": 2000},
     },
     "metricsPort": 9500,
     "stateDir": "/data",

@@ -44,7 +44,60 @@ def test_a_pod_carries_identity_kafka_and_credentials_by_reference() -> None:
     container = pod["spec"]["containers"][0]
     assert container["readinessProbe"]["httpGet"] == {"path": "/readyz", "port": 9400}
     assert pod["spec"]["serviceAccountName"] == "wc-worker"
+    assert pod["spec"]["volumes"] == [
+        {"name": "state", "emptyDir": {}},
+        {"name": "tmp", "emptyDir": {}},
+    ]
+
+
+def test_a_pod_runs_hardened_by_default() -> None:
+    pod = objects.pod("wc", "u", "wc-0", spec())
+    assert pod["spec"]["securityContext"] == {
+        "runAsNonRoot": True,
+        "runAsUser": 10001,
+        "runAsGroup": 10001,
+        "fsGroup": 10001,
+        "seccompProfile": {"type": "RuntimeDefault"},
+    }
+    container = pod["spec"]["containers"][0]
+    assert container["securityContext"] == {
+        "allowPrivilegeEscalation": False,
+        "readOnlyRootFilesystem": True,
+        "capabilities": {"drop": ["ALL"]},
+    }
+    # With a read-only root, the worker writes only to its state volume and to /tmp.
+    assert container["volumeMounts"] == [
+        {"name": "state", "mountPath": "/var/lib/segue/state"},
+        {"name": "tmp", "mountPath": "/tmp"},
+    ]
+    assert env_of(pod)["TMPDIR"] == {"name": "TMPDIR", "value": "/tmp"}
+    # Each pod gets its own copy: editing one cannot change the defaults.
+    container["securityContext"]["capabilities"]["drop"].append("x")
+    fresh = objects.pod("wc", "u", "wc-1", spec())["spec"]["containers"][0]
+    assert fresh["securityContext"]["capabilities"] == {"drop": ["ALL"]}
+
+
+def test_the_template_replaces_the_security_defaults() -> None:
+    s = spec(
+        template={
+            "image": "segue:dev",
+            "securityContext": {"runAsUser": 0, "readOnlyRootFilesystem": False},
+            "podSecurityContext": {},
+            "env": [{"name": "TMPDIR", "value": "/scratch"}],
+        }
+    )
+    pod = objects.pod("wc", "u", "wc-0", s)
+    assert pod["spec"]["securityContext"] == {}  # replaced, not merged
+    container = pod["spec"]["containers"][0]
+    assert container["securityContext"] == {"runAsUser": 0, "readOnlyRootFilesystem": False}
+    tmpdirs = [e for e in container["env"] if e["name"] == "TMPDIR"]
+    assert tmpdirs == [{"name": "TMPDIR", "value": "/scratch"}]  # the template's, once
+
+
+def test_state_in_tmp_needs_no_second_volume() -> None:
+    pod = objects.pod("wc", "u", "wc-0", spec(stateDir="/tmp"))
     assert pod["spec"]["volumes"] == [{"name": "state", "emptyDir": {}}]
+    assert pod["spec"]["containers"][0]["volumeMounts"] == [{"name": "state", "mountPath": "/tmp"}]
 
 
 def test_a_volume_claim_per_pod_when_asked() -> None:
