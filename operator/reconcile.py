@@ -25,7 +25,7 @@ from segue.operator.act.actor import Actor, Target
 from segue.operator.act.apply import Conflict
 from segue.operator.api import GROUP, PLURAL, VERSION, InvalidStreamApp, StreamApp
 from segue.operator.metrics import OperatorMetrics
-from segue.operator.observe import PodState
+from segue.operator.observe import KafkaObserveError, PodState
 from segue.operator.scaling import decide
 from segue.operator.settings import OperatorSettings
 from segue.operator.world import Observer
@@ -82,6 +82,13 @@ class Reconciler:
             # Never publish over a document this operator cannot read (a newer one wrote it?)
             self.actor.refuse(target, "AssignmentUnreadable", str(exc), time.time())
             return self.settings.idle_interval
+        except KafkaObserveError as exc:
+            # Kafka unreachable or refusing us (a wrong password, say): no decision without
+            # its offsets. Said in Degraded; the next step that reaches Kafka clears it.
+            self.metrics.errors.labels(namespace, name, type(exc).__name__).inc()
+            log.warning("%s/%s: Kafka unavailable: %s", namespace, name, exc)
+            self.actor.refuse(target, "KafkaUnavailable", str(exc), time.time())
+            return self.settings.error_backoff
         target = replace(target, app=app, secret_keys=observed.secret_keys)
         self.actor.ensure_access(target)
         world = observed.world

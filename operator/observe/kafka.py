@@ -71,10 +71,14 @@ class KafkaView:
         self, bootstrap_servers: str, extra: Mapping[str, str] | None = None, timeout: float = 10.0
     ) -> None:
         self.timeout = timeout
+        self._client_error = ""  # the last connection-level error (a refused login, ...)
         try:
-            self._admin: AdminClient | None = AdminClient(
-                {**dict(extra or {}), "bootstrap.servers": bootstrap_servers}
-            )
+            config: dict[str, Any] = {
+                **dict(extra or {}),
+                "bootstrap.servers": bootstrap_servers,
+                "error_cb": self._on_error,
+            }
+            self._admin: AdminClient | None = AdminClient(config)
         except KafkaException as exc:
             raise KafkaObserveError(
                 f"admin client for {bootstrap_servers}: {_reason(exc)}"
@@ -90,6 +94,19 @@ class KafkaView:
         tb: TracebackType | None,
     ) -> None:
         self.close()
+
+    def _on_error(self, error: KafkaError) -> None:
+        self._client_error = str(error.str())
+
+    def _failed(self, what: str, exc: KafkaException) -> KafkaObserveError:
+        """The error, with the client's own last complaint: a metadata timeout says only
+        "transport failure" where the log says the broker refused our credentials."""
+        self.admin.poll(0)  # serve pending error callbacks
+        why = f"{what}: {_reason(exc)}"
+        if self._client_error and self._client_error not in why:
+            why += f" ({self._client_error})"
+        self._client_error = ""
+        return KafkaObserveError(why)
 
     def close(self) -> None:
         """Release the client (librdkafka closes it once no call is in flight)."""
@@ -112,7 +129,7 @@ class KafkaView:
         try:
             metadata = self.admin.list_topics(timeout=self.timeout)
         except KafkaException as exc:
-            raise KafkaObserveError(f"metadata for {sorted(wanted)}: {_reason(exc)}") from exc
+            raise self._failed(f"metadata for {sorted(wanted)}", exc) from exc
         counts: dict[str, int] = {}
         for name in sorted(wanted):
             topic = metadata.topics.get(name)
@@ -147,7 +164,7 @@ class KafkaView:
                 request_timeout=self.timeout,
             )
         except KafkaException as exc:
-            raise KafkaObserveError(f"end offsets of {dict(partitions)}: {_reason(exc)}") from exc
+            raise self._failed(f"end offsets of {dict(partitions)}", exc) from exc
         out: dict[tuple[str, int], int] = {}
         failed: list[str] = []
         for tp, future in sorted(futures.items(), key=lambda kv: (kv[0].topic, kv[0].partition)):

@@ -76,7 +76,7 @@ def test_helm_install_scale_upgrade_uninstall(
         kube, "install", release, str(CHART), "-n", release_ns, "--wait", "--timeout", "180s",
         "--set", f"command={{{SEGUE}}}",
         "--set", f"watchNamespaces={{{watched}}}",
-        "--set", "settings.busyInterval=0.3",
+        "--set-json", "settings.busyInterval=0.3",
         "--set", "leaderElection.leaseDuration=6,leaderElection.renewDeadline=4",
         "--set", "leaderElection.retryPeriod=1",
     )  # fmt: skip

@@ -3,8 +3,9 @@ so the operator and every worker must really log in with the password of the
 credentials Secret; then that password (recognisable: ``segue-canary-<hex>``, drawn
 per session) is searched for everywhere Segue writes, and found only in the Secret.
 The worker pods run with the hardened defaults and leave their root filesystem and
-HOME untouched. A wrong password is refused by Kafka and said in the operator's log,
-without either password in it."""
+HOME untouched. A wrong password is refused by Kafka and said in the app's status, an
+event and the operator's log, without either password in it; once the Secret is
+fixed, the app starts by itself."""
 
 from __future__ import annotations
 
@@ -203,6 +204,19 @@ def test_a_wrong_password_is_refused_and_said_without_the_password(
         logs[f"event {event.metadata.name}"] = dumped(apps.core.api_client, event)
     assert carriers(wrong, logs) == []
     assert carriers(kafka_sasl.password, logs) == []
+    # kubectl says it too: Degraded, with Kafka's reason and one Warning event.
+    degraded = apps.condition("wc", "Degraded")
+    assert degraded is not None
+    assert (degraded.status, degraded.reason) == ("True", "KafkaUnavailable")
+    assert "Authentication failed" in degraded.message
+    assert len(apps.event_counts("wc").get("KafkaUnavailable", [])) == 1  # aggregated
+    # The cause fixed, the app recovers with nobody touching it.
+    apps.core.patch_namespaced_secret(
+        SECRET, apps.namespace, {"stringData": credentials(kafka_sasl, kafka_sasl.password)}
+    )
+    wait_for("2 pods balanced", lambda: apps.balanced("wc", 2), 120, operator.logs)
+    recovered = apps.condition("wc", "Degraded")
+    assert recovered is None or recovered.status == "False"
 
 
 def test_a_pod_template_can_replace_the_security_defaults(
