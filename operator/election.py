@@ -104,8 +104,15 @@ class LeaseElector:
             if self.holder != reported:
                 reported = self.holder
                 log.info("lease %s: held by %s; standing by", self._where(), reported)
-            stop.wait(self.config.retry_period)
+            stop.wait(min(self.config.retry_period, max(0.05, self._expires_in())))
         return False
+
+    def _expires_in(self) -> float:
+        """Seconds until the lease as last seen runs out (by our clock): try again right
+        then rather than up to a retry period later."""
+        if self._observed is None:
+            return self.config.retry_period
+        return self._observed_at + self._observed.duration - self.clock()
 
     def keep(self, stop: threading.Event, on_lost: Callable[[], None]) -> threading.Thread:
         """Renew in a thread until ``stop``; ``on_lost()`` once renewing failed too long."""

@@ -106,6 +106,9 @@ def test_helm_install_scale_upgrade_uninstall(
             assignment_configmap("wc"), watched
         ).metadata.annotations[PUBLISHED_BY]
         assert publisher in {p.metadata.name for p in pods}  # the Deployment's pod acted
+        reasons = {reason for reason, _ in apps.events("wc")}
+        assert {"LearnersAssigned", "TaskHandedOver"} <= reasons  # through learners
+        assert "ScaleDownTimeout" not in reasons
 
         # helm upgrade with a changed value: the operator rolls, the app runs on.
         old = {p.metadata.name for p in pods}

@@ -195,6 +195,10 @@ class Apps:
             counts.setdefault(e.reason, []).append(e.count or 1)
         return counts
 
+    def learning(self, name: str) -> bool:
+        """Some member holds a learner copy (a scale-up in flight, nothing handed yet)."""
+        return any(m.learning for m in self.status(name).members or [])
+
     def condition(self, name: str, kind: str) -> Condition | None:
         return find_condition(self.status(name).conditions, kind)
 

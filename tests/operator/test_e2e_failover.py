@@ -116,12 +116,7 @@ def test_the_standby_takes_over_a_killed_leader_mid_scale_up(
         assert "segue_operator_leader 1.0" in a.metrics()
         try:
             apps.scale("wc", 4)
-            wait_for(
-                "learners in flight",
-                lambda: any(m.learning for m in apps.status("wc").members or []),
-                60,
-                why,
-            )
+            wait_for("learners in flight", lambda: apps.learning("wc"), 60, why)
             a.kill()  # SIGKILL mid-scale: the lease is not released
             killed = time.monotonic()
             wait_for("b leads", lambda: holder(kube_api, namespace) == "b", LEASE + 10, b.logs)

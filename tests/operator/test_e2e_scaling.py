@@ -228,12 +228,7 @@ def test_operator_killed_mid_scale_up_resumes_and_completes(
     try:
         time.sleep(3)
         apps.scale("wc", 4)
-        wait_for(
-            "learners in flight",
-            lambda: any(m.learning for m in apps.status("wc").members or []),
-            60,
-            why,
-        )
+        wait_for("learners in flight", lambda: apps.learning("wc"), 60, why)
         operator.kill()  # mid-scale: learners restoring, nothing handed over yet
         time.sleep(2)
         operator.start()
