@@ -47,7 +47,9 @@ def test_a_missing_output_topic_is_reported_and_the_app_recovers_once_it_exists(
         assert {e.reason for e in errors} == {"TopicMissing"}
         assert all(e.task.startswith("1_") for e in errors)
         assert status.phase == "Degraded"
-        assert (status.ready_replicas or 0) == 0  # a pod with a task it cannot run is not ready
+        # A pod with a task it cannot run is not ready: once its readiness probe has
+        # failed failureThreshold (3) times, 2 s apart, after the task failed.
+        wait_for("no pod ready", lambda: (apps.status("wc").ready_replicas or 0) == 0, 30, why)
         assert "TopicMissing" in {reason for reason, _ in apps.events("wc")}
 
         # A scale asked for meanwhile waits openly, it does not claim to be restoring.
