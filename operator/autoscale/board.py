@@ -1,0 +1,52 @@
+"""The latest :class:`AppSignal` of every app, shared between the reconcile threads that
+write it and the servers that read it (Prometheus metrics, the external metrics API)."""
+
+from __future__ import annotations
+
+import math
+import threading
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class AppSignal:
+    """One app's backlog at one observation. Rates in records/s; seconds may be ``inf``
+    (falling behind, or not processing at all)."""
+
+    namespace: str
+    app: str
+    time: float  # when observed (seconds since the epoch)
+    replicas: int  # spec.replicas: what the app is scaling to
+    lag_records: int  # sum over source partitions of log end minus committed offset
+    input_rate: float
+    processing_rate: float
+    seconds_to_catch_up: float  # lag / (processing - input) at today's capacity
+    projected_seconds_to_catch_up: float  # the same once pending handovers land
+
+    @property
+    def lag_per_replica(self) -> float:
+        return self.lag_records / self.replicas if self.replicas else math.inf
+
+
+class SignalBoard:
+    """Thread-safe: written by one reconcile thread per app, read by any server thread."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._signals: dict[tuple[str, str], AppSignal] = {}
+
+    def put(self, signal: AppSignal) -> None:
+        with self._lock:
+            self._signals[(signal.namespace, signal.app)] = signal
+
+    def get(self, namespace: str, app: str) -> AppSignal | None:
+        with self._lock:
+            return self._signals.get((namespace, app))
+
+    def remove(self, namespace: str, app: str) -> None:
+        with self._lock:
+            self._signals.pop((namespace, app), None)
+
+    def all(self) -> list[AppSignal]:
+        with self._lock:
+            return list(self._signals.values())
