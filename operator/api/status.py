@@ -137,8 +137,9 @@ class ScalingMemory(StatusModel):
 class StreamAppStatus(StatusModel):
     """The observed state of a stream application, written by the operator."""
 
-    phase: Literal["Pending", "Running", "Scaling", "Degraded"] | None = None
+    phase: Literal["Pending", "Running", "Scaling", "Degraded", "Suspended"] | None = None
     """Pending: no worker runs yet; Running: settled; Scaling: tasks are moving;
+    Suspended: `replicas: 0`, every task handed off and no pod left;
     Degraded: something needs attention (see the conditions)."""
     replicas: int | None = None
     """Worker pods that exist."""

@@ -21,6 +21,7 @@ from .model import Assessment, Condition, MemberRole, MemberSummary, Phase, PodO
 
 @dataclass(frozen=True)
 class Facts:
+    suspended: bool  # spec.replicas is 0
     members: Mapping[str, Roles]  # what runs (the generation in force after this step)
     roles: Mapping[str, MemberRole]
     lags: Mapping[str, Mapping[str, int]]
@@ -57,13 +58,16 @@ def assess(f: Facts) -> Assessment:
     learning = sum(s.learning for s in summaries)
     degraded = bool(f.degradations)
     scaling = f.scaling_reason is not None
-    balanced = not scaling and not degraded and f.generation > 0 and f.pending == 0
+    suspended = f.suspended and not scaling and not degraded and not f.members
+    balanced = suspended or (not scaling and not degraded and f.generation > 0 and f.pending == 0)
     conditions = (
         Condition(
             "Balanced",
             "True" if balanced else "False",
-            "Balanced" if balanced else "NotBalanced",
-            "every task is on its target member"
+            "Suspended" if suspended else "Balanced" if balanced else "NotBalanced",
+            "replicas is 0: every task was handed off and no pod runs"
+            if suspended
+            else "every task is on its target member"
             if balanced
             else f"{f.pending} task(s) not yet on their target member, {learning} learning",
         ),
@@ -81,7 +85,9 @@ def assess(f: Facts) -> Assessment:
         ),
     )
     phase: Phase = (
-        "Degraded"
+        "Suspended"
+        if suspended
+        else "Degraded"
         if degraded
         else "Pending"
         if f.generation == 0
@@ -91,7 +97,9 @@ def assess(f: Facts) -> Assessment:
     )
     return Assessment(
         phase=phase,
-        replicas=len(present),
+        # as a Deployment counts: every pod of the app that is not terminating, admitted or
+        # not (an HPA reads this through /scale as the current count)
+        replicas=sum(1 for p in f.pods.values() if not p.terminating),
         ready_replicas=sum(1 for s in present if s.ready),
         generation=f.generation,
         max_lag=max((s.max_lag or 0 for s in summaries), default=0),

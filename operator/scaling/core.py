@@ -70,7 +70,9 @@ def decide(world: World) -> Plan:
 
     placed: dict[str, Roles] | None = None
     decision: Decision | None = None
-    if members_in and (inventory.tasks or published is not None):
+    if world.replicas == 0:  # suspend: every task released, nobody takes it over
+        placed = {m: Roles() for m in members_in} if published is not None else None
+    elif members_in and (inventory.tasks or published is not None):
         try:
             stalled = {m: set(pod.faults) for m, pod in world.pods.items() if pod.faults}
             placed, decision = place(
@@ -278,6 +280,7 @@ def _facts(
     else:
         reason, message = None, ""
     return Facts(
+        suspended=world.replicas == 0,
         members=members,
         roles=roles,
         lags=lags(world, inventory, members),

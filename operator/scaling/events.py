@@ -45,6 +45,12 @@ def publish_events(
     before: Published | None, after: Published, moved: list[tuple[str, str, str]]
 ) -> list[Event]:
     events = []
+    if before is not None and before.members and not after.members:
+        events.append(
+            Event(
+                "Normal", "Suspended", "every task was handed off; no pod runs until replicas > 0"
+            )
+        )
     learning: list[str] = []
     for m, r in sorted(after.members.items()):
         had = set(before.members[m].learning) if before and m in before.members else set()

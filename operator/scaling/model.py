@@ -20,7 +20,7 @@ from segue.protocol.topology import SubTopologyDescription
 LearnerPromotion = Literal["eager", "batch"]
 EventType = Literal["Normal", "Warning"]
 MemberRole = Literal["member", "joining", "leaving", "absent"]
-Phase = Literal["Pending", "Running", "Scaling", "Degraded"]
+Phase = Literal["Pending", "Running", "Scaling", "Degraded", "Suspended"]
 
 
 @dataclass(frozen=True)

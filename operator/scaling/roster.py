@@ -125,11 +125,13 @@ def _scale(
             roster.joining[name] = now
         roster.scaled = bool(back or adopted or new)
         if adopted or new:
+            resuming = world.published is not None and not world.published.members
+            how = "resume the suspended app" if resuming else "join as learners"
             roster.events.append(
                 Event(
                     "Normal",
                     "ScalingUp",
-                    f"{world.replicas} replicas: {', '.join([*adopted, *new])} join as learners",
+                    f"{world.replicas} replicas: {', '.join([*adopted, *new])} {how}",
                 )
             )
         strays = strays[len(adopted) :]
@@ -153,6 +155,13 @@ def _scale(
                 roster.leaving[m] = now
             roster.events.append(
                 Event(
+                    "Normal",
+                    "Suspending",
+                    f"0 replicas: {', '.join(chosen)} commit and flush their tasks, then go "
+                    f"(timeout {world.policy.scale_down_timeout:g}s)",
+                )
+                if world.replicas == 0
+                else Event(
                     "Normal",
                     "ScaleDownStarted",
                     f"{world.replicas} replicas: "
