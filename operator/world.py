@@ -20,8 +20,10 @@ from typing import Any
 from kubernetes.client import CoreV1Api
 from kubernetes.client.exceptions import ApiException
 
+from segue.operator.act.objects import template_hash
 from segue.operator.act.status_patch import conditions_from_status, memory_from_status
 from segue.operator.api import StreamApp
+from segue.operator.api.names import TEMPLATE_HASH_LABEL
 from segue.operator.observe import (
     KafkaView,
     PodState,
@@ -65,6 +67,7 @@ def policy(app: StreamApp) -> Policy:
         balance_tolerance=s.balance_tolerance,
         learner_promotion=s.learner_promotion,
         retain_state=app.spec.state.retention == "Retain",
+        max_unavailable=app.spec.rollout.max_unavailable,
     )
 
 
@@ -142,6 +145,7 @@ class Observer:
             memory=memory_from_status(app.status),
             conditions=conditions_from_status(app.status),
             topology_error=topology_error,
+            template_hash=template_hash(app.spec),
         )
         return Observed(world, assignment.resource_version, tuple(sorted(secret)))
 
@@ -202,4 +206,5 @@ def pod_obs(state: PodState, report: WorkerReport | None) -> PodObs:
         offsets=report.offsets() if report else {},
         state_bytes=dict(report.state_bytes) if report else {},
         faults={t: TaskFault(*why) for t, why in report.task_errors.items()} if report else {},
+        template_hash=state.labels.get(TEMPLATE_HASH_LABEL, ""),
     )

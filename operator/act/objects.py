@@ -16,11 +16,19 @@ to an emptyDir at ``TMPDIR``. :mod:`.apply` sends these;
 from __future__ import annotations
 
 import copy
+import hashlib
+import json
 from collections.abc import Iterable
 from typing import Any
 
 from segue.operator.api import API_VERSION, KIND, StreamAppSpec
-from segue.operator.api.names import PUBLISHED_BY, claim, labels, worker_account
+from segue.operator.api.names import (
+    PUBLISHED_BY,
+    TEMPLATE_HASH_LABEL,
+    claim,
+    labels,
+    worker_account,
+)
 from segue.protocol.document import configmap_data
 from segue.protocol.names import (
     ENV_APPLICATION_ID,
@@ -74,6 +82,17 @@ def _meta(name: str, app: str, uid: str, member: str | None = None) -> dict[str,
         "labels": labels(app, member),
         "ownerReferences": [owner_reference(app, uid)],
     }
+
+
+# What a pod is built from: a change of any of these rolls the pods.
+POD_FIELDS = ("template", "kafka", "application_id", "metrics_port", "state_dir")
+
+
+def template_hash(spec: StreamAppSpec) -> str:
+    """A short, stable hash of the pod-defining part of ``spec`` (the pod label that tells
+    which pods a change has reached, as a Deployment's ``pod-template-hash`` does)."""
+    part = spec.model_dump(mode="json", include=set(POD_FIELDS), by_alias=True)
+    return hashlib.sha256(json.dumps(part, sort_keys=True).encode()).hexdigest()[:10]
 
 
 def pod(
@@ -149,7 +168,11 @@ def pod(
         else POD_SECURITY_CONTEXT
     )
     meta = _meta(member, app, uid, member)
-    meta["labels"] = {**template.labels, **meta["labels"]}
+    meta["labels"] = {
+        **template.labels,
+        **meta["labels"],
+        TEMPLATE_HASH_LABEL: template_hash(spec),
+    }
     if template.annotations:
         meta["annotations"] = dict(template.annotations)
     return {

@@ -38,6 +38,7 @@ def memory_from_status(status: StreamAppStatus | None) -> Memory:
         absent={k: from_timestamp(v) for k, v in scaling.absent.items()},
         handovers={t: Tracked(h.to, from_timestamp(h.since)) for t, h in scaling.handovers.items()},
         forced_at=from_timestamp(scaling.forced_at) if scaling.forced_at else None,
+        rolling={k: from_timestamp(v) for k, v in scaling.rolling.items()},
         last_scale=(
             from_timestamp(status.last_scale_time) if status and status.last_scale_time else None
         ),
@@ -60,6 +61,7 @@ def build_status(
         phase=status.phase,
         replicas=status.replicas,
         ready_replicas=status.ready_replicas,
+        updated_replicas=status.updated_replicas,
         selector=selector(app),
         assignment_generation=status.generation,
         max_lag=status.max_lag,
@@ -95,6 +97,7 @@ def build_status(
                 for t, h in memory.handovers.items()
             },
             forced_at=to_timestamp(memory.forced_at) if memory.forced_at is not None else None,
+            rolling={k: to_timestamp(v) for k, v in memory.rolling.items()},
         ),
     )
 

@@ -169,6 +169,11 @@ def render_crd() -> dict[str, Any]:
                     "additionalPrinterColumns": [
                         {"name": "Replicas", "type": "integer", "jsonPath": ".spec.replicas"},
                         {"name": "Ready", "type": "integer", "jsonPath": ".status.readyReplicas"},
+                        {
+                            "name": "Updated",
+                            "type": "integer",
+                            "jsonPath": ".status.updatedReplicas",
+                        },
                         {"name": "Phase", "type": "string", "jsonPath": ".status.phase"},
                         {
                             "name": "Generation",

@@ -16,6 +16,9 @@ from segue.protocol.names import APP_LABEL, MANAGED_BY, MANAGER, MEMBER_LABEL, N
 
 # On the assignment ConfigMap: the identity of the operator replica that published it.
 PUBLISHED_BY = f"{GROUP}/published-by"
+# On each pod: the hash of the spec it was built from (a Deployment's pod-template-hash),
+# so the operator knows which pods a template change has not reached yet.
+TEMPLATE_HASH_LABEL = f"{GROUP}/template-hash"
 
 
 def worker_account(app: str) -> str:

@@ -115,6 +115,14 @@ class State(Model):
     """A claim per pod; when absent the state lives in an emptyDir."""
 
 
+class Rollout(Model):
+    """How a change of `template` reaches running pods."""
+
+    max_unavailable: int = Field(default=1, ge=1)
+    """How many pods restart at once. Before a pod restarts, its active tasks are handed
+    to caught-up copies on other pods, so the app pauses only for handovers."""
+
+
 class StreamAppSpec(Model):
     """The desired state of a stream application."""
 
@@ -137,3 +145,5 @@ class StreamAppSpec(Model):
     """How scaling moves tasks; every field has a default."""
     state: State = State()
     """Where local state lives; an emptyDir per pod by default."""
+    rollout: Rollout = Rollout()
+    """How template changes roll through the pods; one at a time by default."""

@@ -77,9 +77,10 @@ class MemberStatus(StatusModel):
 
     name: str
     """The pod's name, which is also its member id."""
-    role: Literal["member", "joining", "leaving", "absent"]
+    role: Literal["member", "joining", "leaving", "absent", "rolling"]
     """`member`: a settled pod; `joining`: a new pod warming up; `leaving`: a pod a
-    scale-down will delete; `absent`: a member that is not running."""
+    scale-down will delete; `absent`: a member that is not running; `rolling`: a pod
+    handing its tasks over to restart onto a new template."""
     active: int = Field(ge=0)
     """Tasks it runs as the active owner."""
     standby: int = Field(ge=0)
@@ -132,6 +133,8 @@ class ScalingMemory(StatusModel):
     """Task handovers in flight, by task id."""
     forced_at: Timestamp | None = None
     """When a scale-down last hit its timeout and deleted pods before their tasks were warm."""
+    rolling: dict[str, Timestamp] = {}
+    """Pods being restarted onto a new template and when each started handing over."""
 
 
 class StreamAppStatus(StatusModel):
@@ -145,6 +148,8 @@ class StreamAppStatus(StatusModel):
     """Worker pods that exist."""
     ready_replicas: int | None = None
     """Worker pods that are ready."""
+    updated_replicas: int | None = None
+    """Worker pods running the current `spec.template`."""
     selector: str | None = None
     """The label selector of the worker pods (for the scale subresource)."""
     assignment_generation: int | None = None

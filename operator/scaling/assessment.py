@@ -1,10 +1,11 @@
 """The StreamApp's status as the machine assesses it: member summaries, conditions, phase.
 
-Three conditions, as Kubernetes conventions expect (each always present, True or False):
+Four conditions, as Kubernetes conventions expect (each always present, True or False):
 ``Balanced`` (every task on its target owner, nothing learning, nobody joining, leaving
 or away), ``Scaling`` (a scale action or rebalance is in flight, with why) and
 ``Degraded`` (something needs a human: refused partition expansion, a missing topic,
-an assignment too large, a forced scale-down, a member away). :mod:`.core` supplies the
+an assignment too large, a forced scale-down, a member away) and ``Progressing`` (a
+template change is still rolling through the pods, :mod:`.rollout`). :mod:`.core` supplies the
 facts; the shell adds ``lastTransitionTime``.
 """
 
@@ -22,6 +23,9 @@ from .model import Assessment, Condition, MemberRole, MemberSummary, Phase, PodO
 @dataclass(frozen=True)
 class Facts:
     suspended: bool  # spec.replicas is 0
+    rolling: tuple[str, ...]  # members restarting onto the current template
+    outdated: int  # members whose pod runs an older template
+    updated: int  # pods built from the current template
     members: Mapping[str, Roles]  # what runs (the generation in force after this step)
     roles: Mapping[str, MemberRole]
     lags: Mapping[str, Mapping[str, int]]
@@ -83,6 +87,7 @@ def assess(f: Facts) -> Assessment:
             f.degradations[0].reason if degraded else "AsExpected",
             "; ".join(p.message for p in f.degradations) if degraded else "no degradations",
         ),
+        _progressing(f),
     )
     phase: Phase = (
         "Suspended"
@@ -105,4 +110,18 @@ def assess(f: Facts) -> Assessment:
         max_lag=max((s.max_lag or 0 for s in summaries), default=0),
         members=tuple(summaries),
         conditions=conditions,
+        updated_replicas=f.updated,
     )
+
+
+def _progressing(f: Facts) -> Condition:
+    """A Deployment-style rollout condition: is a template change still reaching pods?"""
+    if f.rolling or f.outdated:
+        doing = f"{', '.join(f.rolling)} restarting; " if f.rolling else ""
+        return Condition(
+            "Progressing",
+            "True",
+            "RollingUpdate",
+            f"{doing}{f.updated} pod(s) on the current template, {f.outdated} outdated",
+        )
+    return Condition("Progressing", "False", "UpToDate", "every pod runs the current template")

@@ -15,10 +15,8 @@ from dataclasses import replace
 
 from segue.assignor import AssignorError, Decision
 from segue.assignor.ids import member_sort_key
-from segue.protocol import MAX_DOCUMENT_BYTES, encode
 
 from .assessment import Facts, assess
-from .document import to_document
 from .events import degraded_events, membership_events, publish_events
 from .faults import fault_degradations, member_faults
 from .handovers import track_handovers
@@ -33,6 +31,8 @@ from .model import (
     World,
 )
 from .placement import build_request, cheapest_to_remove, lags, place
+from .publication import publication
+from .rollout import Rollout, plan_rollout, restarts
 from .roster import Roster, plan_roster
 
 
@@ -67,22 +67,19 @@ def decide(world: World) -> Plan:
     members_in = [m for m in roster.members if m not in forced and m not in expired]
     members_in = sorted({*members_in, *roster.admitted}, key=member_sort_key)
     leaving = {m for m in roster.leaving if m not in forced}
+    away = {m for m in roster.absent if m not in world.memory.rolling}
+    quiet = not (roster.joining or roster.leaving or away or roster.admitted)
+    rollout = plan_rollout(
+        world, [m for m in members_in if m not in leaving], quiet and not world.memory.handovers
+    )
+    events += rollout.events
 
-    placed: dict[str, Roles] | None = None
-    decision: Decision | None = None
-    if world.replicas == 0:  # suspend: every task released, nobody takes it over
-        placed = {m: Roles() for m in members_in} if published is not None else None
-    elif members_in and (inventory.tasks or published is not None):
-        try:
-            stalled = {m: set(pod.faults) for m, pod in world.pods.items() if pod.faults}
-            placed, decision = place(
-                build_request(world, inventory, members_in, leaving, published), policy, stalled
-            )
-        except AssignorError as refused:
-            degradations.append(Degradation("AssignorRejected", str(refused)))
+    placed, decision = _placement(
+        world, inventory, members_in, leaving | set(rollout.rolling), degradations
+    )
 
     departed = _departures(world, roster, placed, forced) if placed is not None else []
-    publish, document, departed = _publication(
+    publish, document, departed = publication(
         world,
         placed=placed,
         expired=expired,
@@ -96,6 +93,9 @@ def decide(world: World) -> Plan:
         if m in world.pods:
             roster.delete.append(m)
     events += membership_events(world, forced, departed, expired)
+    restart = restarts(world, rollout.rolling, placed)
+    roster.delete.extend(restart)  # recreated from the new template; the claim stays
+    events += [Event("Normal", "PodRestarting", f"{m}: tasks handed over") for m in restart]
 
     in_force = publish or published
     handovers, done, moved = track_handovers(world, publish, in_force)
@@ -108,9 +108,11 @@ def decide(world: World) -> Plan:
         handovers=handovers,
         forced_at=now if forced else world.memory.forced_at,
         last_scale=now if roster.scaled else world.memory.last_scale,
+        rolling=rollout.rolling,
     )
     facts = _facts(
         world,
+        rollout=rollout,
         inventory=inventory,
         in_force=in_force,
         decision=decision,
@@ -138,49 +140,38 @@ def decide(world: World) -> Plan:
         handovers_done=tuple(done),
         handovers_published=len(moved),
         learners=learners,
-        busy=bool(facts.scaling_reason or handovers or facts.pending or publish is not None),
+        busy=bool(
+            facts.scaling_reason
+            or handovers
+            or facts.pending
+            or publish is not None
+            or rollout.rolling
+        ),
         wake_at=min(deadlines) if deadlines else None,
     )
 
 
-def _publication(
+def _placement(
     world: World,
-    *,
-    placed: dict[str, Roles] | None,
-    expired: list[str],
-    departed: list[str],
     inventory: Inventory,
+    members_in: list[str],
+    leaving: set[str],
     degradations: list[Degradation],
-) -> tuple[Published | None, bytes | None, list[str]]:
-    """The next generation, if anything changed; departures only go with a publish."""
+) -> tuple[dict[str, Roles] | None, Decision | None]:
+    """The assignor's placement; suspended (0 replicas): every task released, none taken."""
     published = world.published
-    publish, document = None, None
-    if placed is not None:
-        members = {m: r for m, r in placed.items() if m not in departed}
-        members.update({m: Roles() for m in expired})
-        if (
-            published is None
-            or members != dict(published.members)
-            or inventory.partition_map != dict(published.partition_map)
-        ):
-            candidate = Published(
-                (published.generation if published else 0) + 1, members, inventory.partition_map
-            )
-            blob = encode(to_document(candidate, world.application_id))
-            if len(blob) > MAX_DOCUMENT_BYTES:
-                degradations.append(
-                    Degradation(
-                        "AssignmentTooLarge",
-                        f"generation {candidate.generation} is {len(blob)} bytes gzipped, over "
-                        f"{MAX_DOCUMENT_BYTES}; the last generation keeps running",
-                    )
-                )
-                departed = []
-            else:
-                publish, document = candidate, blob
-    if publish is None:
-        departed = [m for m in departed if published is None or m not in published.members]
-    return publish, document, departed
+    if world.replicas == 0:
+        return ({m: Roles() for m in members_in} if published is not None else None), None
+    if not members_in or not (inventory.tasks or published is not None):
+        return None, None
+    stalled = {m: set(pod.faults) for m, pod in world.pods.items() if pod.faults}
+    try:
+        return place(
+            build_request(world, inventory, members_in, leaving, published), world.policy, stalled
+        )
+    except AssignorError as refused:
+        degradations.append(Degradation("AssignorRejected", str(refused)))
+        return None, None
 
 
 def _tasks(world: World) -> Inventory:
@@ -229,6 +220,7 @@ def _departures(
 def _facts(
     world: World,
     *,
+    rollout: Rollout,
     inventory: Inventory,
     in_force: Published | None,
     decision: Decision | None,
@@ -239,6 +231,8 @@ def _facts(
     roles: dict[str, MemberRole] = {m: "member" for m in members}
     for m in memory.absent:
         roles[m] = "absent"
+    for m in memory.rolling:
+        roles[m] = "rolling"
     for m in memory.leaving:
         roles[m] = "leaving"
     for m in memory.joining:
@@ -258,7 +252,7 @@ def _facts(
             ),
         ]
     for m, since in sorted(memory.absent.items()):
-        if m not in memory.leaving:
+        if m not in memory.leaving and m not in memory.rolling:
             degradations.append(
                 Degradation(
                     "MemberAbsent",
@@ -281,6 +275,9 @@ def _facts(
         reason, message = None, ""
     return Facts(
         suspended=world.replicas == 0,
+        rolling=tuple(sorted(rollout.rolling)),
+        outdated=len(rollout.outdated),
+        updated=rollout.updated,
         members=members,
         roles=roles,
         lags=lags(world, inventory, members),

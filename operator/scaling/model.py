@@ -19,7 +19,7 @@ from segue.protocol.topology import SubTopologyDescription
 
 LearnerPromotion = Literal["eager", "batch"]
 EventType = Literal["Normal", "Warning"]
-MemberRole = Literal["member", "joining", "leaving", "absent"]
+MemberRole = Literal["member", "joining", "leaving", "absent", "rolling"]
 Phase = Literal["Pending", "Running", "Scaling", "Degraded", "Suspended"]
 
 
@@ -36,6 +36,7 @@ class Policy:
     balance_tolerance: float = 0.0
     learner_promotion: LearnerPromotion = "eager"
     retain_state: bool = False
+    max_unavailable: int = 1  # spec.rollout: pods restarting onto a new template at once
 
 
 @dataclass(frozen=True)
@@ -82,6 +83,7 @@ class PodObs:
     offsets: Mapping[str, Mapping[str, int]] = field(default_factory=dict)  # task -> store -> next
     state_bytes: Mapping[str, int] = field(default_factory=dict)
     faults: Mapping[str, TaskFault] = field(default_factory=dict)  # tasks it cannot run now
+    template_hash: str = ""  # the spec it was built from ("": unknown, taken as current)
 
 
 @dataclass(frozen=True)
@@ -102,6 +104,7 @@ class Memory:
     handovers: Mapping[str, Handover] = field(default_factory=dict)
     forced_at: float | None = None  # the last scale-down that hit its timeout
     last_scale: float | None = None  # when the last scale action started (status.lastScaleTime)
+    rolling: Mapping[str, float] = field(default_factory=dict)  # member -> handing over since
 
 
 @dataclass(frozen=True)
@@ -129,6 +132,7 @@ class World:
     memory: Memory = field(default_factory=Memory)
     conditions: Mapping[str, Condition] = field(default_factory=dict)  # as last written
     topology_error: str | None = None  # why the topology could not be read
+    template_hash: str = ""  # of the spec's pod-defining part ("": do not roll)
 
 
 @dataclass(frozen=True)
@@ -159,6 +163,7 @@ class Assessment:
     max_lag: int
     members: tuple[MemberSummary, ...]
     conditions: tuple[Condition, ...]
+    updated_replicas: int = 0  # pods built from the current template
 
     def condition(self, type_: str) -> Condition:
         """The condition of ``type_`` (every type is always present)."""

@@ -58,6 +58,7 @@ _FULL_SPEC: dict[str, Any] = {
         "balanceTolerance": 1.5,
         "learnerPromotion": "batch",
     },
+    "rollout": {"maxUnavailable": 2},
     "state": {
         "retention": "Retain",
         "volumeClaim": {
@@ -72,6 +73,7 @@ _FULL_STATUS: dict[str, Any] = {
     "phase": "Scaling",
     "replicas": 3,
     "readyReplicas": 2,
+    "updatedReplicas": 1,
     "selector": "segue.dev/app=wordcount",
     "assignmentGeneration": 7,
     "maxLag": 1200,
@@ -94,6 +96,7 @@ _FULL_STATUS: dict[str, Any] = {
         "absent": {"wordcount-4": "2025-01-31T12:00:02Z"},
         "handovers": {"1_2": {"to": "wordcount-2", "since": "2025-01-31T12:00:05.5+01:00"}},
         "forcedAt": "2025-01-31T11:00:00Z",
+        "rolling": {"wordcount-1": "2025-01-31T12:00:03Z"},
     },
 }  # fmt: skip
 

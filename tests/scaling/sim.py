@@ -31,6 +31,7 @@ class SimPod:
     restored: dict[str, int] = field(default_factory=dict)  # task -> next changelog offset
     stuck: bool = False  # never restores anything
     faults: dict[str, TaskFault] = field(default_factory=dict)  # tasks it cannot run
+    template: str = ""  # the template hash it was built from
 
 
 @dataclass
@@ -44,6 +45,7 @@ class Sim:
     partitions: dict[str, int] = field(default_factory=lambda: {"in": 6})
     changelog_end: int = 1000  # records per changelog partition
     rate: int = 1000  # records restored per step
+    template: str = ""  # the spec's template hash; new pods are built from it
     now: float = 1000.0
     tick: float = 1.0
     pods: dict[str, SimPod] = field(default_factory=dict)
@@ -73,6 +75,7 @@ class Sim:
             pods=obs,
             memory=self.memory,
             conditions=dict(self.conditions),
+            template_hash=self.template,
         )
 
     def _observe(self, name: str, pod: SimPod) -> PodObs:
@@ -94,6 +97,7 @@ class Sim:
             offsets={t: {store: off} for t, off in pod.restored.items()},
             state_bytes={t: 100 for t in pod.restored},
             faults={t: f for t, f in pod.faults.items() if t in roles},
+            template_hash=pod.template,
         )
 
     def step(self) -> Plan:
@@ -110,7 +114,7 @@ class Sim:
         for name in plan.delete_pods:
             self.pods.pop(name, None)
         for name in plan.create_pods:
-            self.pods.setdefault(name, SimPod())
+            self.pods.setdefault(name, SimPod(template=self.template))
         self.memory = plan.memory
         self.conditions = {c.type: c for c in plan.assessment.conditions}
 
