@@ -32,7 +32,7 @@ from .model import (
 )
 from .placement import build_request, cheapest_to_remove, lags, place
 from .publication import publication
-from .rollout import Rollout, plan_rollout, restarts
+from .rollout import Rollout, handing_over, plan_rollout, restarts
 from .roster import Roster, plan_roster
 
 
@@ -75,7 +75,7 @@ def decide(world: World) -> Plan:
     events += rollout.events
 
     placed, decision = _placement(
-        world, inventory, members_in, leaving | set(rollout.rolling), degradations
+        world, inventory, members_in, leaving | handing_over(rollout), degradations
     )
 
     departed = _departures(world, roster, placed, forced) if placed is not None else []
@@ -93,7 +93,7 @@ def decide(world: World) -> Plan:
         if m in world.pods:
             roster.delete.append(m)
     events += membership_events(world, forced, departed, expired)
-    restart = restarts(world, rollout.rolling, placed)
+    restart = restarts(world, rollout, placed)
     roster.delete.extend(restart)  # recreated from the new template; the claim stays
     events += [Event("Normal", "PodRestarting", f"{m}: tasks handed over") for m in restart]
 

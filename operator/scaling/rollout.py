@@ -30,6 +30,7 @@ class Rollout:
     outdated: tuple[str, ...]  # members whose pod is built from an older template
     updated: int  # pods (not terminating) built from the current template
     events: tuple[Event, ...]
+    in_place: bool = False  # a lone pod: nobody to hand over to, it restarts with its tasks
 
 
 def current(world: World, pod: PodObs) -> bool:
@@ -57,12 +58,25 @@ def plan_rollout(world: World, members: list[str], quiet: bool) -> Rollout:
         if m in members and not back:
             rolling[m] = since
     events: list[Event] = []
+    in_place = len(members) == 1
     if quiet and world.replicas > 0:
-        room = world.policy.max_unavailable - len(rolling)
+        # at least one member stays to take the tasks over, unless there is only one
+        limit = 1 if in_place else min(world.policy.max_unavailable, len(members) - 1)
+        room = limit - len(rolling)
         picked = [m for m in reversed(outdated) if m not in rolling][: max(room, 0)]
         for m in picked:
             rolling[m] = world.now
-        if picked:
+        if picked and in_place:
+            events.append(
+                Event(
+                    "Normal",
+                    "RollingUpdate",
+                    f"{picked[0]} restarts in place onto template {world.template_hash}, "
+                    "keeping its tasks and claim: with one pod there is nobody to hand them "
+                    "to, so the app pauses for the restart (run two pods to avoid it)",
+                )
+            )
+        elif picked:
             events.append(
                 Event(
                     "Normal",
@@ -77,20 +91,26 @@ def plan_rollout(world: World, members: list[str], quiet: bool) -> Rollout:
             Event("Normal", "RolloutComplete", f"every pod runs template {world.template_hash}")
         )
     updated = sum(1 for p in live.values() if current(world, p))
-    return Rollout(rolling, outdated, updated, tuple(events))
+    return Rollout(rolling, outdated, updated, tuple(events), in_place)
 
 
-def restarts(
-    world: World, rolling: Mapping[str, float], placed: Mapping[str, Roles] | None
-) -> list[str]:
+def handing_over(rollout: Rollout) -> set[str]:
+    """The members the assignor must treat as leaving (none when a lone pod restarts)."""
+    return set() if rollout.in_place else set(rollout.rolling)
+
+
+def restarts(world: World, rollout: Rollout, placed: Mapping[str, Roles] | None) -> list[str]:
     """Rolling members whose pods can go now: no active task in the generation in force
     nor in the one just placed, and that generation applied (or the pod is not running it
-    at all, which holds nothing either)."""
+    at all, which holds nothing either). A lone pod goes at once, with its tasks."""
     published: Published | None = world.published
     out = []
-    for m in sorted(rolling, key=member_sort_key):
+    for m in sorted(rollout.rolling, key=member_sort_key):
         pod = world.pods.get(m)
         if pod is None or pod.terminating or current(world, pod):
+            continue
+        if rollout.in_place:
+            out.append(m)
             continue
         if placed is not None and placed.get(m, Roles()).active:
             continue

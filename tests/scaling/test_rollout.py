@@ -80,3 +80,34 @@ def test_a_rollout_waits_for_a_scale_in_flight() -> None:
     assert all(p.template == "b" for p in sim.pods.values())
     sim.run()
     balanced(sim, 3)
+
+
+def test_a_lone_pod_restarts_in_place_and_says_why() -> None:
+    sim = Sim(replicas=1, rate=500, template="a")
+    sim.run()
+    sim.template = "b"
+    plan = sim.step()
+    assert plan.delete_pods == ("wc-0",)  # nobody to hand over to: it goes with its tasks
+    assert any("in place" in m for m in sim.events("RollingUpdate"))
+    sim.run()
+    assert sim.pods["wc-0"].template == "b"
+    balanced(sim, 1)
+    degraded = {
+        c.reason for p in sim.plans for c in p.assessment.conditions if c.type == "Degraded"
+    }
+    assert degraded == {"AsExpected"}
+
+
+def test_someone_always_stays_to_take_the_tasks_over() -> None:
+    sim = Sim(replicas=2, rate=500, template="a").with_policy(max_unavailable=5)
+    sim.run()
+    sim.template = "b"
+    peak = 0
+    for _ in range(200):
+        plan = sim.step()
+        one_owner_each(sim.published)
+        peak = max(peak, len(plan.memory.rolling))
+        if plan.assessment.condition("Progressing").status == "False" and not plan.busy:
+            break
+    assert peak == 1
+    assert all(p.template == "b" for p in sim.pods.values())
