@@ -30,6 +30,7 @@ bench: venv stack
 	bash bench/assignor/run.sh --budget 60 --java-timeout 420
 	$(BIN)/python -m bench.worker.run_all
 	$(BIN)/python -m bench.operator.scaling
+	$(BIN)/python -m bench.autoscale.signal
 
 # The product (segue) and the dev-only local stack (stack/, segue-stack), both editable.
 venv: $(VENV)/.installed

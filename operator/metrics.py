@@ -7,9 +7,53 @@ seeing the new owner report it active: the pause as the control plane sees it.
 
 from __future__ import annotations
 
+import contextlib
+
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
 LABELS = ("namespace", "app")
+
+# The autoscaling signal (segue.operator.autoscale.AppSignal field -> gauge, help);
+# docs/autoscaling.md has the maths, docs/operator.md the table.
+SIGNAL_GAUGES: dict[str, tuple[str, str]] = {
+    "lag_records": (
+        "segue_app_input_lag_records",
+        "records in the input topics not yet committed by the app (log end - committed)",
+    ),
+    "input_rate": (
+        "segue_app_input_records_per_second",
+        "records/s written to the input topics (log end's increase over the window)",
+    ),
+    "processing_rate": (
+        "segue_app_processed_records_per_second",
+        "records/s the members processed from the input (their counters' increase)",
+    ),
+    "seconds_to_catch_up": (
+        "segue_app_seconds_to_catch_up",
+        "lag / (processing - input rate); +Inf while falling behind",
+    ),
+    "projected_seconds_to_catch_up": (
+        "segue_app_projected_seconds_to_catch_up",
+        "the same with the capacity of spec.replicas members (once handovers land)",
+    ),
+    "replicas_needed": (
+        "segue_app_replicas_needed",
+        "members to absorb the input and drain the lag within the catch-up time "
+        "(target it with an HPA: AverageValue 1)",
+    ),
+    "capacity_per_member": (
+        "segue_app_member_capacity_records_per_second",
+        "records/s one active member processes while behind; 0 until measured",
+    ),
+    "active_members": (
+        "segue_app_active_members",
+        "members running an input task as active (learners are not)",
+    ),
+    "time": (
+        "segue_app_signal_timestamp_seconds",
+        "when the signal was observed; stops moving while Kafka cannot be read",
+    ),
+}
 
 
 class OperatorMetrics:
@@ -63,9 +107,23 @@ class OperatorMetrics:
             "election), 0 while it stands by",
             registry=r,
         )
+        self.signal = {
+            field: Gauge(name, help_, LABELS, registry=r)
+            for field, (name, help_) in SIGNAL_GAUGES.items()
+        }
         self.reconcile_seconds = Histogram(
             "segue_operator_reconcile_duration_seconds",
             "one observe-decide-act step",
             LABELS,
             registry=r,
         )
+
+    def show_signal(self, namespace: str, app: str, values: dict[str, float]) -> None:
+        """Set the signal's gauges from its fields (``dataclasses.asdict`` of it)."""
+        for field, gauge in self.signal.items():
+            gauge.labels(namespace, app).set(float(values[field]))
+
+    def forget_signal(self, namespace: str, app: str) -> None:
+        for gauge in self.signal.values():
+            with contextlib.suppress(KeyError):
+                gauge.remove(namespace, app)

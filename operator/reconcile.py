@@ -15,7 +15,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Mapping
-from dataclasses import replace
+from dataclasses import asdict, replace
 from typing import Any
 
 from kubernetes.client import CoreV1Api, CustomObjectsApi
@@ -24,14 +24,19 @@ from kubernetes.client.exceptions import ApiException
 from segue.operator.act.actor import Actor, Target
 from segue.operator.act.apply import Conflict
 from segue.operator.api import GROUP, PLURAL, VERSION, InvalidStreamApp, StreamApp
+from segue.operator.autoscale import CATCH_UP_SECONDS, Sample, SignalBoard, compute, remember
 from segue.operator.metrics import OperatorMetrics
 from segue.operator.observe import KafkaObserveError, PodState
 from segue.operator.scaling import decide
 from segue.operator.settings import OperatorSettings
-from segue.operator.world import Observer
+from segue.operator.world import Observed, Observer, input_sample
 from segue.protocol import DocumentError
 
 log = logging.getLogger("segue.operator")
+
+# StreamApp annotation: seconds the autoscaling signal gives a backlog to drain
+CATCH_UP_ANNOTATION = "autoscale.segue.dev/catch-up-seconds"
+SAMPLE_EVERY = 1.0  # seconds: at most one signal sample (three admin calls) per app per second
 
 
 class Gone(Exception):
@@ -48,11 +53,44 @@ class Reconciler:
         self.metrics = metrics
         self.observer = Observer(CoreV1Api(api_client), settings)
         self.actor = Actor(api_client, metrics, settings.leader_election.identity)
+        self.signals = SignalBoard()  # what the metrics and the external metrics API read
+        self._samples: dict[str, tuple[Sample, ...]] = {}  # app uid -> the signal's window
 
     def forget(self, namespace: str, name: str, uid: str) -> None:
         """The app's loop ended: drop what is cached for it."""
         self.actor.forget(namespace, name, uid)
         self.observer.forget(uid)
+        self._samples.pop(uid, None)
+        self.signals.remove(namespace, name)
+        self.metrics.forget_signal(namespace, name)
+
+    def signal(self, namespace: str, app: StreamApp, uid: str, observed: Observed) -> None:
+        """Sample the input and put the app's new signal on the board. Never fails the
+        step: if Kafka cannot be read the last signal stays, its ``time`` going stale."""
+        window = self._samples.get(uid, ())
+        if window and observed.world.now - window[-1].time < SAMPLE_EVERY:
+            return
+        name = app.metadata["name"]
+        try:
+            sample = input_sample(observed)
+        except KafkaObserveError as exc:
+            log.warning("%s/%s: no autoscaling sample: %s", namespace, name, exc)
+            return
+        if sample is None:
+            return
+        window = self._samples[uid] = remember(window, sample)
+        if len(window) < 2:
+            return  # no rate from one sample
+        signal = compute(
+            namespace,
+            name,
+            app.spec.replicas,
+            window,
+            previous=self.signals.get(namespace, name),
+            catch_up_seconds=catch_up_seconds(app),
+        )
+        self.signals.put(signal)
+        self.metrics.show_signal(namespace, name, asdict(signal))
 
     def step(self, namespace: str, name: str, pods: Mapping[str, PodState]) -> float:
         """One step; the seconds to wait before the next. Raises :class:`Gone`."""
@@ -90,6 +128,7 @@ class Reconciler:
             self.actor.refuse(target, "KafkaUnavailable", str(exc), time.time())
             return self.settings.error_backoff
         target = replace(target, app=app, secret_keys=observed.secret_keys)
+        self.signal(namespace, app, target.uid, observed)
         self.actor.ensure_access(target)
         world = observed.world
         plan = decide(world)
@@ -104,3 +143,13 @@ class Reconciler:
         if plan.wake_at is not None:
             wait = min(wait, max(0.05, plan.wake_at - time.time()))
         return wait
+
+
+def catch_up_seconds(app: StreamApp) -> float:
+    """The app's :data:`CATCH_UP_ANNOTATION`, else the default; a bad value is ignored."""
+    text = (app.metadata.get("annotations") or {}).get(CATCH_UP_ANNOTATION)
+    try:
+        value = float(text) if text is not None else CATCH_UP_SECONDS
+    except ValueError:
+        return CATCH_UP_SECONDS
+    return value if value > 0 else CATCH_UP_SECONDS

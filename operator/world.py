@@ -14,7 +14,7 @@ import logging
 import time
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from kubernetes.client import CoreV1Api
@@ -24,6 +24,7 @@ from segue.operator.act.objects import template_hash
 from segue.operator.act.status_patch import conditions_from_status, memory_from_status
 from segue.operator.api import StreamApp
 from segue.operator.api.names import TEMPLATE_HASH_LABEL
+from segue.operator.autoscale import Sample, inputs
 from segue.operator.observe import (
     KafkaView,
     PodState,
@@ -47,6 +48,8 @@ class Observed:
     world: World
     assignment_version: str | None  # the resourceVersion a new generation is published over
     secret_keys: tuple[str, ...]  # the keys of the Kafka credentials Secret
+    reports: Mapping[str, WorkerReport] = field(default_factory=dict)  # scraped this step
+    kafka: KafkaView | None = None  # the view the world was read through
 
 
 @dataclass(frozen=True)
@@ -147,7 +150,7 @@ class Observer:
             topology_error=topology_error,
             template_hash=template_hash(app.spec),
         )
-        return Observed(world, assignment.resource_version, tuple(sorted(secret)))
+        return Observed(world, assignment.resource_version, tuple(sorted(secret)), reports, view)
 
     def scrape(
         self, namespace: str, app: StreamApp, states: Mapping[str, PodState]
@@ -191,6 +194,35 @@ class Observer:
         """Drop what is cached for a StreamApp that is gone."""
         for key in [k for k in self._topologies if k.startswith(f"{uid}/")]:
             del self._topologies[key]
+
+
+def input_sample(observed: Observed) -> Sample | None:
+    """The autoscaling signal's sample of this step: the input partitions' log ends and
+    the app's committed offsets (two admin calls, a third for partitions it never
+    committed), and what each member reported processing. None before the topology is
+    known. Raises :class:`KafkaObserveError`; the caller keeps its last signal."""
+    world, view = observed.world, observed.kafka
+    if world.subtopologies is None or view is None:
+        return None
+    by_sub = inputs.input_topics(world.subtopologies)
+    topics = {t: world.partitions[t] for ts in by_sub.values() for t in ts if t in world.partitions}
+    log_end = view.log_end_offsets(topics)
+    committed = view.committed_offsets(world.application_id, topics)
+    never = {p: end for p, end in log_end.items() if p not in committed}
+    if never:
+        starts = view.log_start_offsets({t: world.partitions[t] for t, _ in never})
+        committed.update({p: starts.get(p, 0) for p in never})
+    assigned = [
+        t for r in (world.published.members if world.published else {}).values() for t in r.tasks()
+    ]
+    return Sample(
+        time=world.now,
+        log_end=log_end,
+        committed=committed,
+        processed={n: inputs.processed(r.processed, by_sub) for n, r in observed.reports.items()},
+        active=sum(inputs.runs_input(r.roles, by_sub) for r in observed.reports.values()),
+        tasks=inputs.input_tasks(assigned, by_sub),
+    )
 
 
 def pod_obs(state: PodState, report: WorkerReport | None) -> PodObs:

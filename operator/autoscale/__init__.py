@@ -8,5 +8,20 @@ two can never disagree. docs/autoscaling.md writes the maths down.
 """
 
 from segue.operator.autoscale.board import AppSignal, SignalBoard
+from segue.operator.autoscale.rates import Rates, counter_increase, rates
+from segue.operator.autoscale.sample import WINDOW_SECONDS, Sample, remember
+from segue.operator.autoscale.signal import CATCH_UP_SECONDS, catch_up, compute
 
-__all__ = ["AppSignal", "SignalBoard"]
+__all__ = [
+    "CATCH_UP_SECONDS",
+    "WINDOW_SECONDS",
+    "AppSignal",
+    "Rates",
+    "Sample",
+    "SignalBoard",
+    "catch_up",
+    "compute",
+    "counter_increase",
+    "rates",
+    "remember",
+]

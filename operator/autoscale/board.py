@@ -11,7 +11,9 @@ from dataclasses import dataclass
 @dataclass(frozen=True)
 class AppSignal:
     """One app's backlog at one observation. Rates in records/s; seconds may be ``inf``
-    (falling behind, or not processing at all)."""
+    (falling behind, or not processing at all): consumers that cannot carry ``inf``
+    (the external metrics API) must clamp it. ``time`` says how fresh it is: when Kafka
+    cannot be read the last signal stays, and ``time`` stops moving."""
 
     namespace: str
     app: str
@@ -22,6 +24,11 @@ class AppSignal:
     processing_rate: float
     seconds_to_catch_up: float  # lag / (processing - input) at today's capacity
     projected_seconds_to_catch_up: float  # the same once pending handovers land
+    # Added with the signal's maths (segue.operator.autoscale.signal); defaulted so a
+    # signal built by hand (a test) needs none of them.
+    replicas_needed: float = 0.0  # members to keep up and catch up: the HPA's target
+    active_members: int = 0  # members running an input task as active now
+    capacity_per_member: float = 0.0  # records/s one active member processes; 0: unknown
 
     @property
     def lag_per_replica(self) -> float:

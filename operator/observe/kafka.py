@@ -1,4 +1,5 @@
-"""What Kafka says: topic sizes and the changelogs' last stable offsets.
+"""What Kafka says: topic sizes, the changelogs' last stable offsets, and for the
+autoscaling signal the inputs' log ends and the app's committed offsets.
 
 The operator's own reading of the broker, independent of what workers report
 (``metrics``): a member's lag on a task is this module's read_committed end
@@ -19,7 +20,13 @@ from collections.abc import Iterable, Iterator, Mapping
 from types import TracebackType
 from typing import Any
 
-from confluent_kafka import IsolationLevel, KafkaError, KafkaException, TopicPartition
+from confluent_kafka import (
+    ConsumerGroupTopicPartitions,
+    IsolationLevel,
+    KafkaError,
+    KafkaException,
+    TopicPartition,
+)
 from confluent_kafka.admin import AdminClient
 from confluent_kafka.admin._listoffsets import OffsetSpec  # not re-exported for mypy
 
@@ -151,20 +158,67 @@ class KafkaView:
         records after the LSO are not counted until they commit. Any partition without
         an answer raises, all of them named: a missing one, or one whose leader the
         client does not know yet (for a moment after partitions are added)."""
-        latest: Any = OffsetSpec.latest  # untyped in confluent-kafka's stubs
+        return self._list_offsets(partitions, "latest", IsolationLevel.READ_COMMITTED, "end")
+
+    def log_end_offsets(self, partitions: Mapping[str, int]) -> dict[tuple[str, int], int]:
+        """The high watermark (read_uncommitted latest): every record written, committed
+        or not, as an input's producers see it. The autoscaling signal's log end."""
+        return self._list_offsets(partitions, "latest", IsolationLevel.READ_UNCOMMITTED, "log-end")
+
+    def log_start_offsets(self, partitions: Mapping[str, int]) -> dict[tuple[str, int], int]:
+        """The earliest offset still in each partition (retention moves it)."""
+        return self._list_offsets(
+            partitions, "earliest", IsolationLevel.READ_UNCOMMITTED, "log-start"
+        )
+
+    def committed_offsets(
+        self, group: str, partitions: Mapping[str, int]
+    ) -> dict[tuple[str, int], int]:
+        """The offsets ``group`` committed on partitions ``0..n-1`` of each ``topic: n``
+        (a Segue app commits its input offsets in each task's transaction under group id
+        = application id). Partitions it never committed are absent. Offsets of an open
+        transaction are not counted (``require_stable`` off: the last committed ones)."""
+        wanted = [TopicPartition(t, p) for t, n in sorted(partitions.items()) for p in range(n)]
+        if not wanted:
+            return {}
+        request = [ConsumerGroupTopicPartitions(group, wanted)]
+        try:
+            future = self.admin.list_consumer_group_offsets(request, request_timeout=self.timeout)[
+                group
+            ]
+            answer = future.result(timeout=self.timeout)
+        except KafkaException as exc:
+            raise self._failed(f"committed offsets of group {group}", exc) from exc
+        except TimeoutError as exc:
+            raise KafkaObserveError(
+                f"committed offsets of group {group}: no answer in {self.timeout}s"
+            ) from exc
+        out: dict[tuple[str, int], int] = {}
+        failed: list[str] = []
+        for tp in answer.topic_partitions or ():
+            if tp.error is not None:
+                failed.append(f"{tp.topic}[{tp.partition}]: {tp.error.str()}")
+            elif tp.offset >= 0:
+                out[(tp.topic, tp.partition)] = int(tp.offset)
+        if failed:
+            raise KafkaObserveError(f"committed offsets of group {group}: " + "; ".join(failed))
+        return out
+
+    def _list_offsets(
+        self, partitions: Mapping[str, int], which: str, isolation: IsolationLevel, label: str
+    ) -> dict[tuple[str, int], int]:
+        spec: Any = getattr(OffsetSpec, which)  # untyped in confluent-kafka's stubs
         request = {
-            TopicPartition(topic, p): latest() for topic, n in partitions.items() for p in range(n)
+            TopicPartition(topic, p): spec() for topic, n in partitions.items() for p in range(n)
         }
         if not request:
             return {}
         try:
             futures = self.admin.list_offsets(
-                request,
-                isolation_level=IsolationLevel.READ_COMMITTED,
-                request_timeout=self.timeout,
+                request, isolation_level=isolation, request_timeout=self.timeout
             )
         except KafkaException as exc:
-            raise self._failed(f"end offsets of {dict(partitions)}", exc) from exc
+            raise self._failed(f"{label} offsets of {dict(partitions)}", exc) from exc
         out: dict[tuple[str, int], int] = {}
         failed: list[str] = []
         for tp, future in sorted(futures.items(), key=lambda kv: (kv[0].topic, kv[0].partition)):
@@ -176,7 +230,7 @@ class KafkaView:
             except TimeoutError:
                 failed.append(f"{where}: no answer in {self.timeout}s")
         if failed:
-            raise KafkaObserveError("end offsets unavailable: " + "; ".join(failed))
+            raise KafkaObserveError(f"{label} offsets unavailable: " + "; ".join(failed))
         return out
 
 

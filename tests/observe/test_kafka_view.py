@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
 import pytest
-from confluent_kafka import IsolationLevel, Producer, TopicPartition
+from confluent_kafka import Consumer, IsolationLevel, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewPartitions, NewTopic, OffsetSpec
 
 from segue.operator.observe import KafkaObserveError, KafkaView
@@ -150,3 +150,40 @@ def test_an_unreachable_broker_raises() -> None:
         view.partitions(["anything"])
     with pytest.raises(KafkaObserveError, match=r"anything\[0\]"):
         view.end_offsets({"anything": 1})
+
+
+def test_log_ends_committed_and_start_offsets_for_the_signal(kafka: Any, view: KafkaView) -> None:
+    """The autoscaling signal's reads: the high watermark counts records of an open
+    transaction (input written, not yet readable), the group's committed offsets name
+    only the partitions it committed, and the log start is where it would begin."""
+    bootstrap = kafka.bootstrap_servers
+    topic, group = unique("signal"), unique("app")
+    create(bootstrap, {topic: 2})
+    plain = Producer({"bootstrap.servers": bootstrap})
+    for i in range(10):
+        plain.produce(topic, value=str(i).encode(), partition=0)
+    assert plain.flush(30) == 0
+    eventually(lambda: view.log_end_offsets({topic: 2}), {(topic, 0): 10, (topic, 1): 0})
+    assert view.committed_offsets(group, {topic: 2}) == {}
+
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": group})
+    try:
+        consumer.commit(offsets=[TopicPartition(topic, 0, 4)], asynchronous=False)
+    finally:
+        consumer.close()
+    eventually(lambda: view.committed_offsets(group, {topic: 2}), {(topic, 0): 4})
+    assert view.log_start_offsets({topic: 2}) == {(topic, 0): 0, (topic, 1): 0}
+
+    txn = Producer({"bootstrap.servers": bootstrap, "transactional.id": unique("signal")})
+    txn.init_transactions(30)
+    txn.begin_transaction()
+    for i in range(3):
+        txn.produce(topic, value=str(i).encode(), partition=1)
+    assert txn.flush(30) == 0
+    try:
+        eventually(lambda: view.log_end_offsets({topic: 2}), {(topic, 0): 10, (topic, 1): 3})
+        assert view.end_offsets({topic: 2}) == {(topic, 0): 10, (topic, 1): 0}
+    finally:
+        txn.abort_transaction(30)
+    assert view.log_end_offsets({}) == {}
+    assert view.committed_offsets(group, {}) == {}

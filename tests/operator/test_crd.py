@@ -237,6 +237,7 @@ def test_kubectl_get_prints_the_columns(
     scaled = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() - 600))
     status = {
         "readyReplicas": 3,
+        "updatedReplicas": 2,
         "phase": "Scaling",
         "assignmentGeneration": 12,
         "maxLag": 250,
@@ -247,6 +248,7 @@ def test_kubectl_get_prints_the_columns(
     )
     header, row = kubectl("get", "sapp").splitlines()
     assert header.split() == [
-        "NAME", "REPLICAS", "READY", "PHASE", "GENERATION", "LAG", "LAST", "SCALE", "AGE"
+        "NAME", "REPLICAS", "READY", "UPDATED", "PHASE", "GENERATION", "LAG", "LAST", "SCALE",
+        "AGE",
     ]  # fmt: skip
-    assert row.split()[:7] == ["wordcount", "4", "3", "Scaling", "12", "250", "10m"]
+    assert row.split()[:8] == ["wordcount", "4", "3", "2", "Scaling", "12", "250", "10m"]
