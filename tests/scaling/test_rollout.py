@@ -27,6 +27,18 @@ def roll(sim: Sim, steps: int = 200) -> list[str]:
     return restarted
 
 
+def peak_rolling(sim: Sim) -> int:
+    """Step through a rollout; the most members rolling at once."""
+    peak = 0
+    for _ in range(200):
+        plan = sim.step()
+        one_owner_each(sim.published)
+        peak = max(peak, len(plan.memory.rolling))
+        if plan.assessment.condition("Progressing").status == "False" and not plan.busy:
+            break
+    return peak
+
+
 def test_a_template_change_rolls_one_pod_at_a_time_through_handovers() -> None:
     sim = Sim(replicas=3, rate=500, template="a")
     sim.run()
@@ -57,13 +69,7 @@ def test_at_most_max_unavailable_pods_roll_at_once() -> None:
     sim = Sim(replicas=4, rate=500, template="a").with_policy(max_unavailable=2)
     sim.run()
     sim.template = "b"
-    peak = 0
-    for _ in range(200):
-        plan = sim.step()
-        one_owner_each(sim.published)
-        peak = max(peak, len(plan.memory.rolling))
-        if plan.assessment.condition("Progressing").status == "False" and not plan.busy:
-            break
+    peak = peak_rolling(sim)
     assert peak == 2
     assert all(p.template == "b" for p in sim.pods.values())
 
@@ -102,12 +108,6 @@ def test_someone_always_stays_to_take_the_tasks_over() -> None:
     sim = Sim(replicas=2, rate=500, template="a").with_policy(max_unavailable=5)
     sim.run()
     sim.template = "b"
-    peak = 0
-    for _ in range(200):
-        plan = sim.step()
-        one_owner_each(sim.published)
-        peak = max(peak, len(plan.memory.rolling))
-        if plan.assessment.condition("Progressing").status == "False" and not plan.busy:
-            break
+    peak = peak_rolling(sim)
     assert peak == 1
     assert all(p.template == "b" for p in sim.pods.values())
