@@ -194,10 +194,13 @@ def _serve_external_metrics(api_client: Any, settings: Any, replica: _Replica) -
     """Start the external metrics API on every replica (docs/operator.md says why);
     False, having said why, if its TLS settings cannot be read."""
     from segue.operator import metricsapi
+    from segue.podenv import pod_path
 
     ext = settings.external_metrics
-    try:
-        credentials = metricsapi.Credentials(api_client, ext.cert_file, ext.key_file)
+    try:  # a mounted Secret's files: pod paths (the pod runner maps them)
+        credentials = metricsapi.Credentials(
+            api_client, pod_path(ext.cert_file), pod_path(ext.key_file)
+        )
     except Exception as exc:  # no file, a bad key, no RBAC for the ConfigMap, no aggregation
         print(f"segue operator: external metrics API: {exc}", file=sys.stderr)
         return False
