@@ -116,7 +116,8 @@ def test_the_hpa_scales_out_on_a_step_and_back_in_when_input_stops(
     base = diagnose(apps, "wc", serving_operator, pod_runner)
 
     def why() -> str:
-        status = scaler.read_namespaced_horizontal_pod_autoscaler("wc", namespace).status
+        found = scaler.list_namespaced_horizontal_pod_autoscaler(namespace).items
+        status = found[0].status if found else "not created yet"
         code, value = through_apiserver(kube, metric_path(namespace, METRIC, "wc"))
         return f"hpa: {status}\nmetric: {code} {value}\n{base()}"
 
