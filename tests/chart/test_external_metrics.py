@@ -42,11 +42,11 @@ def test_the_service_reaches_the_operators_https_port() -> None:
     objects = render({"externalMetrics": {"port": 7443}})
     (service,) = [s for s in only(objects, "Service") if s["metadata"]["name"] == SERVICE]
     assert service["spec"]["ports"] == [
-        {"name": "https", "port": 443, "targetPort": "external-metrics", "protocol": "TCP"}
+        {"name": "https", "port": 443, "targetPort": "ext-metrics", "protocol": "TCP"}
     ]
     assert service["spec"]["selector"] == deployment(objects)["spec"]["selector"]["matchLabels"]
     ports = {p["name"]: p["containerPort"] for p in container(objects)["ports"]}
-    assert ports["external-metrics"] == 7443
+    assert ports["ext-metrics"] == 7443
     assert "--external-metrics-port=7443" in container(objects)["args"]
 
 

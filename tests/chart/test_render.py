@@ -188,7 +188,7 @@ def test_the_operator_pod_is_locked_down_and_probed_on_its_health_port() -> None
         },
     ]
     ports = {p["name"]: p["containerPort"] for p in c["ports"]}
-    assert ports == {"metrics": 9401, "health": 8081, "external-metrics": 6443}
+    assert ports == {"metrics": 9401, "health": 8081, "ext-metrics": 6443}
     assert c["livenessProbe"]["httpGet"] == {"path": "/healthz", "port": "health"}
     assert c["readinessProbe"]["httpGet"] == {"path": "/readyz", "port": "health"}
     assert c["resources"] == {
@@ -363,7 +363,7 @@ def test_metrics_off_renders_no_service_and_no_metrics_port() -> None:
     assert [s["metadata"]["name"] for s in only(objects, "Service")] == [
         f"{FULLNAME}-external-metrics"
     ]
-    assert [p["name"] for p in container(objects)["ports"]] == ["health", "external-metrics"]
+    assert [p["name"] for p in container(objects)["ports"]] == ["health", "ext-metrics"]
     assert "--metrics-port=0" in args(objects)
 
 
@@ -400,7 +400,7 @@ def test_every_tuned_value_reaches_the_pod() -> None:
         assert wanted in rendered
     assert rendered[-1] == "--verbose"
     assert {p["name"]: p["containerPort"] for p in c["ports"]} == {
-        "metrics": 9500, "health": 8082, "external-metrics": 6443
+        "metrics": 9500, "health": 8082, "ext-metrics": 6443
     }  # fmt: skip
     assert pod["metadata"]["labels"]["team"] == "data"
     assert pod["metadata"]["annotations"] == {"note": "x"}
