@@ -3,9 +3,10 @@
 One flag per field of :class:`~.settings.OperatorSettings` (the Helm chart renders each
 of them; ``tests/chart`` checks none is missing). ``--kubeconfig`` (or ``KUBECONFIG``)
 points at a cluster from outside, otherwise the pod's ServiceAccount is used. The
-process serves its metrics and probes at once; with ``--leader-elect`` it then waits
-for the Lease (:mod:`.election`) before Kopf starts, so a standby replica watches
-nothing and writes nothing, and it exits if it ever loses the lease.
+process serves its metrics, probes and external metrics API at once; with
+``--leader-elect`` it then waits for the Lease (:mod:`.election`) before Kopf starts, so
+a standby replica watches nothing and writes nothing, and it exits if it ever loses the
+lease.
 """
 
 from __future__ import annotations
@@ -43,6 +44,17 @@ def configure(parser: argparse.ArgumentParser) -> None:
         default=0,
         help="port of the /healthz and /readyz probes (0: off, the default)",
     )
+    external = parser.add_argument_group(
+        "external metrics API (external.metrics.k8s.io, what an HPA reads)"
+    )
+    external.add_argument(
+        "--external-metrics-port",
+        type=int,
+        default=0,
+        help="HTTPS port of the external metrics API (0: off, the default)",
+    )
+    external.add_argument("--tls-cert-file", help="its serving certificate (PEM)")
+    external.add_argument("--tls-private-key-file", help="that certificate's private key (PEM)")
     timing = parser.add_argument_group("timing")
     timing.add_argument(
         "--busy-interval", type=float, default=0.5, help="seconds between looks while scaling"
@@ -93,7 +105,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def settings_from(args: argparse.Namespace) -> Any:
     """The settings the flags describe (``pydantic.ValidationError`` names a bad one)."""
-    from segue.operator.settings import LeaderElection, OperatorSettings
+    from segue.operator.settings import ExternalMetrics, LeaderElection, OperatorSettings
     from segue.podenv import pod_namespace
 
     return OperatorSettings(
@@ -117,6 +129,11 @@ def settings_from(args: argparse.Namespace) -> Any:
             lease_duration=args.lease_duration,
             renew_deadline=args.renew_deadline,
             retry_period=args.retry_period,
+        ),
+        external_metrics=ExternalMetrics(
+            port=args.external_metrics_port,
+            cert_file=args.tls_cert_file,
+            key_file=args.tls_private_key_file,
         ),
     )
 
@@ -149,10 +166,16 @@ def run(args: argparse.Namespace) -> int:
     if settings.metrics_port:
         start_http_server(settings.metrics_port, settings.bind_address, registry=metrics.registry)
     replica = _Replica(api_client, settings)
+    if settings.external_metrics.port and not _serve_external_metrics(
+        api_client, settings, replica
+    ):
+        return 2
     if not replica.lead():
         return 0  # asked to stop while standing by: nothing was held
     metrics.leader.set(1)
     reconciler = Reconciler(api_client, settings, metrics)
+    # The board the reconcile steps fill (the autoscale signal); served from now on.
+    replica.signals = getattr(reconciler, "signals", None)
     try:
         kopf.run(
             registry=build_registry(reconciler, settings),
@@ -165,6 +188,24 @@ def run(args: argparse.Namespace) -> int:
         reconciler.observer.close()
         metrics.leader.set(0)
     return 0
+
+
+def _serve_external_metrics(api_client: Any, settings: Any, replica: _Replica) -> bool:
+    """Start the external metrics API on every replica (docs/operator.md says why);
+    False, having said why, if its TLS settings cannot be read."""
+    from segue.operator import metricsapi
+    from segue.podenv import pod_path
+
+    ext = settings.external_metrics
+    try:  # a mounted Secret's files: pod paths (the pod runner maps them)
+        credentials = metricsapi.Credentials(
+            api_client, pod_path(ext.cert_file), pod_path(ext.key_file)
+        )
+    except Exception as exc:  # no file, a bad key, no RBAC for the ConfigMap, no aggregation
+        print(f"segue operator: external metrics API: {exc}", file=sys.stderr)
+        return False
+    metricsapi.serve(settings.bind_address, ext.port, credentials, replica.board)
+    return True
 
 
 def _api_client() -> Any:
@@ -189,6 +230,7 @@ class _Replica:
         self.election = settings.leader_election
         self.elector = LeaseElector(api_client, self.election) if self.election.enabled else None
         self.stop, self.leading = threading.Event(), threading.Event()
+        self.signals: Any = None  # the SignalBoard, once this replica acts
         if settings.health_port:
             health.serve(settings.bind_address, settings.health_port, self.live, self.ready)
 
@@ -203,6 +245,14 @@ class _Replica:
         if self.elector.is_leader():
             return True, "leader"
         return True, f"standby (leader: {self.elector.holder or 'none'})"
+
+    def board(self) -> tuple[Any, str]:
+        """What the external metrics API answers from: the board, or why there is none."""
+        if self.signals is not None:
+            return self.signals, "leader"
+        if self.elector is not None and not self.elector.is_leader():
+            return None, f"standby (leader: {self.elector.holder or 'none'})"
+        return None, "starting: the reconcile loops have not begun"
 
     def lead(self) -> bool:
         """Block until this replica may act; False if told to stop first."""

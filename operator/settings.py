@@ -2,9 +2,10 @@
 
 Per-application behaviour lives in each StreamApp's ``spec.scaling``; these are about the
 operator itself: how often it looks while something is in flight or idle, how long it
-waits for a worker's metrics or Kafka, where it serves its metrics and health, and how
-replicas elect the one that acts. ``segue operator`` (:mod:`.cli`) fills it from flags;
-the Helm chart renders one flag per field (a test keeps the two in step).
+waits for a worker's metrics or Kafka, where it serves its metrics, health and external
+metrics API, and how replicas elect the one that acts. ``segue operator`` (:mod:`.cli`)
+fills it from flags; the Helm chart renders one flag per field (a test keeps the two in
+step).
 """
 
 from __future__ import annotations
@@ -43,6 +44,27 @@ class LeaderElection(BaseModel):
         return self
 
 
+class ExternalMetrics(BaseModel):
+    """The ``external.metrics.k8s.io`` provider an HPA reads (:mod:`.metricsapi`):
+    off unless ``port`` is set, and then it needs its serving certificate and key
+    (the one the APIService's ``caBundle`` vouches for)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    port: int = Field(default=0, ge=0, le=65535)  # 0: off
+    cert_file: str | None = None
+    key_file: str | None = None
+
+    @model_validator(mode="after")
+    def _certified(self) -> ExternalMetrics:
+        if self.port and not (self.cert_file and self.key_file):
+            raise ValueError(
+                "the external metrics API (--external-metrics-port) needs "
+                "--tls-cert-file and --tls-private-key-file"
+            )
+        return self
+
+
 class OperatorSettings(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -59,3 +81,4 @@ class OperatorSettings(BaseModel):
     log_level: Literal["debug", "info", "warning", "error"] = "info"
     log_format: Literal["plain", "json"] = "plain"
     leader_election: LeaderElection = LeaderElection()
+    external_metrics: ExternalMetrics = ExternalMetrics()

@@ -4,6 +4,11 @@ One CA signs the apiserver's serving certificate and the client certificates of
 the admin (group ``system:masters``) and the controller-manager (the user RBAC's
 bootstrap policy already binds). A separate RSA key signs ServiceAccount tokens,
 so the TokenRequest API and in-cluster authentication are the real thing.
+
+A second CA, the front proxy's, signs only the client certificate the aggregation
+layer presents to extension API servers (``front-proxy-client``). It must not be the
+cluster CA: an extension server trusts ``X-Remote-User`` from anything that CA signed,
+so a user's client certificate must never pass as the front proxy.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
 _VALIDITY = dt.timedelta(days=30)
+FRONT_PROXY_CLIENT = "front-proxy-client"  # --requestheader-allowed-names
 
 
 def _write_key(path: Path, key: ec.EllipticCurvePrivateKey | rsa.RSAPrivateKey) -> None:
@@ -53,17 +59,19 @@ class ClusterPki:
     controller_manager: KeyPair
     service_account_key: Path
     service_account_pub: Path
+    front_proxy_ca: KeyPair  # --requestheader-client-ca-file: trusted for X-Remote-User
+    front_proxy_client: KeyPair  # what the aggregator presents (CN front-proxy-client)
 
 
 class _Issuer:
-    def __init__(self, directory: Path) -> None:
-        self.dir = directory
+    def __init__(self, directory: Path, name: str = "segue-local-ca", stem: str = "ca") -> None:
+        self.dir, self.stem = directory, stem
         self.now = dt.datetime.now(dt.UTC) - dt.timedelta(minutes=5)
         self.ca_key = ec.generate_private_key(ec.SECP256R1())
         self.ca_cert = (
             x509.CertificateBuilder()
-            .subject_name(_name("segue-local-ca"))
-            .issuer_name(_name("segue-local-ca"))
+            .subject_name(_name(name))
+            .issuer_name(_name(name))
             .public_key(self.ca_key.public_key())
             .serial_number(x509.random_serial_number())
             .not_valid_before(self.now)
@@ -87,7 +95,7 @@ class _Issuer:
         )
 
     def save_ca(self) -> KeyPair:
-        pair = KeyPair(self.dir / "ca.crt", self.dir / "ca.key")
+        pair = KeyPair(self.dir / f"{self.stem}.crt", self.dir / f"{self.stem}.key")
         pair.cert.write_bytes(self.ca_cert.public_bytes(serialization.Encoding.PEM))
         _write_key(pair.key, self.ca_key)
         return pair
@@ -154,4 +162,19 @@ def create_pki(directory: Path, service_ip: str = "10.96.0.1") -> ClusterPki:
             serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
         )
     )
-    return ClusterPki(ca, apiserver, admin, kcm, sa_key_path, sa_pub_path)
+    front = _Issuer(directory, "segue-front-proxy-ca", "front-proxy-ca")
+    front_ca = front.save_ca()
+    front_client = front.issue("front-proxy-client", FRONT_PROXY_CLIENT)
+    return ClusterPki(ca, apiserver, admin, kcm, sa_key_path, sa_pub_path, front_ca, front_client)
+
+
+def serving_pair(
+    directory: Path, dns: tuple[str, ...], ips: tuple[str, ...] = ()
+) -> tuple[KeyPair, KeyPair]:
+    """``(ca, serving)``: a CA of its own and a serving certificate it signed for
+    ``dns``/``ips``. What a test's extension API server needs: the APIService's
+    ``caBundle`` is the CA, the server presents the other."""
+    directory.mkdir(parents=True, exist_ok=True)
+    issuer = _Issuer(directory, "segue-serving-ca", "serving-ca")
+    ca = issuer.save_ca()
+    return ca, issuer.issue("serving", dns[0] if dns else ips[0], server=True, dns=dns, ips=ips)

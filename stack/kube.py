@@ -16,7 +16,7 @@ from pathlib import Path
 
 import yaml
 
-from segue.stack.certs import ClusterPki, KeyPair, create_pki
+from segue.stack.certs import FRONT_PROXY_CLIENT, ClusterPki, KeyPair, create_pki
 from segue.stack.paths import Binaries
 from segue.stack.process import ManagedProcess, free_port
 
@@ -51,6 +51,28 @@ def write_kubeconfig(path: Path, server: str, ca: Path, user: KeyPair, name: str
     path.write_text(yaml.safe_dump(config, sort_keys=False))
     path.chmod(0o600)
     return path
+
+
+def aggregation_flags(pki: ClusterPki) -> list[str]:
+    """The aggregation layer (``APIService`` objects proxied to extension API servers).
+
+    The apiserver presents ``front-proxy-client`` (signed by its own CA) and says who
+    the user is in ``X-Remote-*`` headers; the same values land in kube-system's
+    ``extension-apiserver-authentication`` ConfigMap, where extension servers read
+    what to trust. No ``--enable-aggregator-routing``: the proxy then dials what the
+    APIService's Service resolves to, its ClusterIP or, for an ``ExternalName``
+    Service, that name, which is how a test points it at a server on loopback
+    (docs/local-stack.md, "The aggregation layer").
+    """
+    return [
+        f"--requestheader-client-ca-file={pki.front_proxy_ca.cert}",
+        f"--requestheader-allowed-names={FRONT_PROXY_CLIENT}",
+        "--requestheader-username-headers=X-Remote-User",
+        "--requestheader-group-headers=X-Remote-Group",
+        "--requestheader-extra-headers-prefix=X-Remote-Extra-",
+        f"--proxy-client-cert-file={pki.front_proxy_client.cert}",
+        f"--proxy-client-key-file={pki.front_proxy_client.key}",
+    ]
 
 
 class KubeControlPlane:
@@ -144,6 +166,7 @@ class KubeControlPlane:
                 "--allow-privileged=true",
                 "--profiling=false",
                 f"--cert-dir={self.workdir / 'apiserver-certs'}",
+                *aggregation_flags(pki),
                 "--v=1",
             ],
             self.workdir / "logs" / "kube-apiserver.log",

@@ -32,6 +32,18 @@ MATRIX: dict[str, dict[str, Any]] = {
     "no-rbac": {"rbac": {"create": False}},
     "no-leader-election": {"leaderElection": {"enabled": False}, "replicaCount": 1},
     "no-metrics": {"metrics": {"port": 0}},
+    "no-external-metrics": {"externalMetrics": {"enabled": False}},
+    "hpa": {
+        "externalMetrics": {"port": 7443},
+        "hpa": {
+            "enabled": True,
+            "streamApp": "wordcount",
+            "namespace": "apps",
+            "maxReplicas": 6,
+            "metric": "segue-lag-records",
+            "target": {"type": "AverageValue", "value": "10k"},
+        },
+    },
     "own-service-account": {"serviceAccount": {"create": False, "name": "ops"}},
     "tuned": {
         "command": ["/opt/venv/bin/segue"],
@@ -93,6 +105,11 @@ def test_defaults_render_the_operator_with_leader_election_in_cluster_mode() -> 
             ("Role", f"{FULLNAME}-leader-election"),
             ("RoleBinding", f"{FULLNAME}-leader-election"),
             ("Service", f"{FULLNAME}-metrics"),
+            ("Service", f"{FULLNAME}-external-metrics"),
+            ("Secret", f"{FULLNAME}-external-metrics"),
+            ("APIService", "v1beta1.external.metrics.k8s.io"),
+            ("Role", f"{FULLNAME}-extension-apiserver-authentication"),
+            ("RoleBinding", f"{FULLNAME}-extension-apiserver-authentication"),
             ("PodDisruptionBudget", FULLNAME),
             ("Deployment", FULLNAME),
             ("ValidatingAdmissionPolicy", f"{FULLNAME}-managed-only"),
@@ -109,6 +126,9 @@ def test_defaults_render_the_operator_with_leader_election_in_cluster_mode() -> 
         "--bind-address=$(POD_IP)",
         "--metrics-port=9401",
         "--health-port=8081",
+        "--external-metrics-port=6443",
+        "--tls-cert-file=/var/run/segue/external-metrics/tls.crt",
+        "--tls-private-key-file=/var/run/segue/external-metrics/tls.key",
         "--busy-interval=0.5",
         "--idle-interval=5",
         "--error-backoff=2",
@@ -152,10 +172,23 @@ def test_the_operator_pod_is_locked_down_and_probed_on_its_health_port() -> None
         "readOnlyRootFilesystem": True,
         "capabilities": {"drop": ["ALL"]},
     }
-    assert c["volumeMounts"] == [{"name": "tmp", "mountPath": "/tmp"}]
-    assert pod["volumes"] == [{"name": "tmp", "emptyDir": {}}]
+    assert c["volumeMounts"] == [
+        {"name": "tmp", "mountPath": "/tmp"},
+        {
+            "name": "external-metrics-tls",
+            "mountPath": "/var/run/segue/external-metrics",
+            "readOnly": True,
+        },
+    ]
+    assert pod["volumes"] == [
+        {"name": "tmp", "emptyDir": {}},
+        {
+            "name": "external-metrics-tls",
+            "secret": {"secretName": f"{FULLNAME}-external-metrics", "defaultMode": 0o440},
+        },
+    ]
     ports = {p["name"]: p["containerPort"] for p in c["ports"]}
-    assert ports == {"metrics": 9401, "health": 8081}
+    assert ports == {"metrics": 9401, "health": 8081, "ext-metrics": 6443}
     assert c["livenessProbe"]["httpGet"] == {"path": "/healthz", "port": "health"}
     assert c["readinessProbe"]["httpGet"] == {"path": "/readyz", "port": "health"}
     assert c["resources"] == {
@@ -173,6 +206,14 @@ def test_namespaced_mode_grants_the_same_rules_per_namespace_and_no_cluster_writ
         f"team-a/{FULLNAME}": cluster_rules,
         f"team-b/{FULLNAME}": cluster_rules,
         f"{NAMESPACE}/{FULLNAME}-leader-election": roles[f"{NAMESPACE}/{FULLNAME}-leader-election"],
+        f"kube-system/{FULLNAME}-extension-apiserver-authentication": [
+            {
+                "apiGroups": [""],
+                "resources": ["configmaps"],
+                "resourceNames": ["extension-apiserver-authentication"],
+                "verbs": ["get"],
+            }
+        ],
     }
     bindings = {
         (b["metadata"]["namespace"], b["roleRef"]["name"]) for b in only(objects, "RoleBinding")
@@ -181,6 +222,7 @@ def test_namespaced_mode_grants_the_same_rules_per_namespace_and_no_cluster_writ
         ("team-a", FULLNAME),
         ("team-b", FULLNAME),
         (NAMESPACE, f"{FULLNAME}-leader-election"),
+        ("kube-system", f"{FULLNAME}-extension-apiserver-authentication"),
     }
     for binding in only(objects, "RoleBinding") + only(objects, "ClusterRoleBinding"):
         assert binding["subjects"] == [
@@ -259,7 +301,9 @@ def test_one_replica_renders_no_disruption_budget() -> None:
 def test_the_service_monitor_scrapes_the_metrics_service() -> None:
     objects = render(MATRIX["service-monitor"])
     (monitor,) = only(objects, "ServiceMonitor")
-    (service,) = only(objects, "Service")
+    (service,) = [
+        s for s in only(objects, "Service") if s["metadata"]["name"] == f"{FULLNAME}-metrics"
+    ]
     assert monitor["metadata"]["labels"]["p"] == "x"
     assert monitor["spec"]["endpoints"] == [
         {"port": "metrics", "path": "/metrics", "interval": "15s"}
@@ -291,7 +335,9 @@ def test_the_admission_policy_names_the_operators_own_account() -> None:
 
 def test_rbac_off_renders_no_role_or_binding() -> None:
     kinds = {o["kind"] for o in render(MATRIX["no-rbac"])}
-    assert kinds == {"ServiceAccount", "Service", "PodDisruptionBudget", "Deployment"}
+    assert kinds == {
+        "ServiceAccount", "Service", "PodDisruptionBudget", "Deployment", "Secret", "APIService"
+    }  # fmt: skip
 
 
 def test_leader_election_off_passes_no_leader_elect_and_drops_the_lease_role() -> None:
@@ -314,8 +360,10 @@ def test_a_renew_deadline_not_shorter_than_the_lease_is_refused() -> None:
 
 def test_metrics_off_renders_no_service_and_no_metrics_port() -> None:
     objects = render(MATRIX["no-metrics"])
-    assert not only(objects, "Service")
-    assert [p["name"] for p in container(objects)["ports"]] == ["health"]
+    assert [s["metadata"]["name"] for s in only(objects, "Service")] == [
+        f"{FULLNAME}-external-metrics"
+    ]
+    assert [p["name"] for p in container(objects)["ports"]] == ["health", "ext-metrics"]
     assert "--metrics-port=0" in args(objects)
 
 
@@ -351,7 +399,9 @@ def test_every_tuned_value_reaches_the_pod() -> None:
     ):
         assert wanted in rendered
     assert rendered[-1] == "--verbose"
-    assert {p["name"]: p["containerPort"] for p in c["ports"]} == {"metrics": 9500, "health": 8082}
+    assert {p["name"]: p["containerPort"] for p in c["ports"]} == {
+        "metrics": 9500, "health": 8082, "ext-metrics": 6443
+    }  # fmt: skip
     assert pod["metadata"]["labels"]["team"] == "data"
     assert pod["metadata"]["annotations"] == {"note": "x"}
     spec = pod["spec"]

@@ -112,6 +112,16 @@ Never escalate or bind: the operator grants its workers only rights it holds its
   verbs: ["get", "update"]
 {{- end -}}
 
+{{/* The external metrics API's Service and Secret. */}}
+{{- define "segue.externalMetricsName" -}}
+{{- printf "%s-external-metrics" (include "segue.fullname" .) | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{/* Where the operator finds that Secret's serving certificate. */}}
+{{- define "segue.externalMetricsDir" -}}
+/var/run/segue/external-metrics
+{{- end -}}
+
 {{/* The binding's subject: the operator's ServiceAccount. */}}
 {{- define "segue.subjects" -}}
 - kind: ServiceAccount
@@ -131,6 +141,13 @@ expanded by the kubelet from the container's env.
 - --bind-address=$(POD_IP)
 - --metrics-port={{ .Values.metrics.port }}
 - --health-port={{ .Values.health.port }}
+{{- if .Values.externalMetrics.enabled }}
+- --external-metrics-port={{ .Values.externalMetrics.port }}
+- --tls-cert-file={{ include "segue.externalMetricsDir" . }}/tls.crt
+- --tls-private-key-file={{ include "segue.externalMetricsDir" . }}/tls.key
+{{- else }}
+- --external-metrics-port=0
+{{- end }}
 - --busy-interval={{ $s.busyInterval }}
 - --idle-interval={{ $s.idleInterval }}
 - --error-backoff={{ $s.errorBackoff }}

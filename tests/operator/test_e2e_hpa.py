@@ -1,0 +1,162 @@
+"""The HPA path end to end: the real HPA controller of the local stack's
+kube-controller-manager reads ``segue-projected-seconds-to-catch-up`` from the
+operator's external metrics API, through the real aggregation layer, and scales
+WordCount through ``/scale``; the operator carries each change out through learners.
+A step of input (a burst of lines on top of fast steady input) scales it out; once
+input stops and the backlog is gone it scales back in to ``minReplicas``; every count
+is exact.
+
+The operator runs as a process serving the API on 127.0.0.1; an ExternalName Service
+points the APIService at it (tests/metricsapi/aggregation.py). Its values come from the
+``SignalBoard`` the reconcile steps fill (``reconciler.signals``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from kubernetes import client
+
+from segue.stack.process import free_port
+from tests.metricsapi.aggregation import metric_path, provider_certs, registered, through_apiserver
+
+from .e2e import Apps, OperatorProcess, text_input, wait_for
+from .test_e2e_scaling import assert_exact, diagnose, merge, prefill, wordcount
+
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(900)]
+SERVICE = "segue-external-metrics"
+METRIC = "segue-projected-seconds-to-catch-up"
+TARGET_SECONDS = "5"  # catch up within 5 s, or scale out
+BURST_LINES = 40_000  # the step: a backlog at once ...
+STEP_RATE = 1500.0  # ... on top of steady input, lines/s
+MIN, MAX = 1, 4
+
+
+def hpa(name: str) -> dict[str, Any]:
+    """What the chart's hpa template renders, with windows short enough for a test."""
+    return {
+        "apiVersion": "autoscaling/v2",
+        "kind": "HorizontalPodAutoscaler",
+        "metadata": {"name": name},
+        "spec": {
+            "scaleTargetRef": {
+                "apiVersion": "segue.dev/v1alpha1",
+                "kind": "StreamApp",
+                "name": name,
+            },
+            "minReplicas": MIN,
+            "maxReplicas": MAX,
+            "metrics": [
+                {
+                    "type": "External",
+                    "external": {
+                        "metric": {
+                            "name": METRIC,
+                            "selector": {"matchLabels": {"segue.dev/app": name}},
+                        },
+                        "target": {"type": "Value", "value": TARGET_SECONDS},
+                    },
+                }
+            ],
+            "behavior": {
+                "scaleUp": {
+                    "stabilizationWindowSeconds": 0,
+                    "policies": [{"type": "Pods", "value": 3, "periodSeconds": 15}],
+                },
+                "scaleDown": {
+                    "stabilizationWindowSeconds": 15,
+                    "policies": [{"type": "Percent", "value": 100, "periodSeconds": 15}],
+                },
+            },
+        },
+    }
+
+
+@pytest.fixture
+def serving_operator(
+    kube: Any, kube_api: Any, namespace: str, tmp_path: Path, streamapp_crd: Any
+) -> Iterator[OperatorProcess]:
+    """``segue operator`` serving the external metrics API, registered with the
+    aggregation layer."""
+    ca, serving = provider_certs(tmp_path / "pki", namespace, SERVICE)
+    port = free_port()
+    proc = OperatorProcess(
+        kube.kubeconfig, namespace, tmp_path,
+        "--bind-address", "127.0.0.1",
+        "--external-metrics-port", str(port),
+        "--tls-cert-file", str(serving.cert),
+        "--tls-private-key-file", str(serving.key),
+    ).start()  # fmt: skip
+    try:
+        with registered(kube_api, namespace, SERVICE, port, ca.cert):
+            yield proc
+    finally:
+        proc.stop()
+
+
+def replicas(apps: Apps, name: str) -> int:
+    return int(apps.get(name)["spec"]["replicas"])
+
+
+def test_the_hpa_scales_out_on_a_step_and_back_in_when_input_stops(
+    kube: Any,
+    kube_api: Any,
+    kafka: Any,
+    serving_operator: OperatorProcess,
+    pod_runner: Any,
+) -> None:
+    namespace = serving_operator.namespace
+    apps = Apps(kube_api, namespace)
+    scaler = client.AutoscalingV2Api(kube_api)
+    body, source, output = wordcount(kafka, "wc", MIN)
+    apps.create(body)
+    base = diagnose(apps, "wc", serving_operator, pod_runner)
+
+    def why() -> str:
+        found = scaler.list_namespaced_horizontal_pod_autoscaler(namespace).items
+        status = found[0].status if found else "not created yet"
+        code, value = through_apiserver(kube, metric_path(namespace, METRIC, "wc"))
+        return f"hpa: {status}\nmetric: {code} {value}\n{base()}"
+
+    wait_for(f"{MIN} pod balanced", lambda: apps.balanced("wc", MIN), 120, why)
+    wait_for(
+        "the app's metric served",
+        lambda: through_apiserver(kube, metric_path(namespace, METRIC, "wc"))[0] == 200,
+        60,
+        why,
+    )
+    scaler.create_namespaced_horizontal_pod_autoscaler(namespace, hpa("wc"))
+    before = prefill(kafka, source, BURST_LINES)  # the step
+    producer = text_input(kafka.bootstrap_servers, source, words=60, rate=STEP_RATE)
+    producer.start()
+    try:
+        out = wait_for("the HPA scaled out", lambda: replicas(apps, "wc") > MIN, 180, why)
+        peak = replicas(apps, "wc")
+        wait_for(
+            f"{peak} pods balanced", lambda: apps.balanced("wc", replicas(apps, "wc")), 240, why
+        )
+        peak = replicas(apps, "wc")
+    finally:
+        sent = merge(before, producer.stop())
+    reasons = {reason for reason, _ in apps.events("wc")}
+    assert {"LearnersAssigned", "TaskHandedOver"} <= reasons  # carried out through learners
+    assert MIN < peak <= MAX
+    back = wait_for(
+        f"the HPA scaled back in to {MIN}, balanced",
+        lambda: replicas(apps, "wc") == MIN and apps.balanced("wc", MIN),
+        300,
+        why,
+    )
+    status = scaler.read_namespaced_horizontal_pod_autoscaler("wc", namespace).status
+    assert status.desired_replicas == MIN
+    (current,) = status.current_metrics
+    assert current.external.metric.name == METRIC
+    assert "ScaleDownTimeout" not in {reason for reason, _ in apps.events("wc")}
+    assert_exact(kafka, output, sent)
+    print(
+        f"HPA: {MIN}->{peak} within {out:.1f}s of the step, back to {MIN} in {back:.1f}s, "
+        f"{sum(sent.values())} lines exact"
+    )
