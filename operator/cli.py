@@ -175,7 +175,7 @@ def run(args: argparse.Namespace) -> int:
     metrics.leader.set(1)
     reconciler = Reconciler(api_client, settings, metrics)
     # The board the reconcile steps fill (the autoscale signal); served from now on.
-    replica.signals = getattr(reconciler, "signals", None)
+    replica.signals = reconciler.signals
     try:
         kopf.run(
             registry=build_registry(reconciler, settings),

@@ -26,6 +26,8 @@ NEVER = 1_000_000_000.0  # what inf is served as: 10^9 (seconds: ~32 years)
 
 # metric name -> how to read it from an app's signal
 METRICS: dict[str, Callable[[AppSignal], float]] = {
+    # the one to scale on (AverageValue 1): pods the input needs, learners not counted
+    "segue-replicas-needed": lambda s: s.replicas_needed,
     "segue-seconds-to-catch-up": lambda s: s.seconds_to_catch_up,
     "segue-projected-seconds-to-catch-up": lambda s: s.projected_seconds_to_catch_up,
     "segue-lag-records": lambda s: float(s.lag_records),

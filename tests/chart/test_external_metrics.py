@@ -78,10 +78,10 @@ def test_the_hpa_targets_the_streamapp_through_scale_on_an_external_metric() -> 
             "type": "External",
             "external": {
                 "metric": {
-                    "name": "segue-projected-seconds-to-catch-up",
+                    "name": "segue-replicas-needed",
                     "selector": {"matchLabels": {"segue.dev/app": "wordcount"}},
                 },
-                "target": {"type": "Value", "value": "60"},
+                "target": {"type": "AverageValue", "averageValue": "1"},
             },
         }
     ]

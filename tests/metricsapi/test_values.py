@@ -53,7 +53,8 @@ def board_with(**changes: float) -> SignalBoard:
     board = SignalBoard()
     fields = {"namespace": "ns", "app": "wc", "time": NOW, "replicas": 4, "lag_records": 10,
               "input_rate": 1.0, "processing_rate": 2.0, "seconds_to_catch_up": 10.0,
-              "projected_seconds_to_catch_up": 5.0, **changes}  # fmt: skip
+              "projected_seconds_to_catch_up": 5.0, "replicas_needed": 2.5,
+              **changes}  # fmt: skip
     board.put(AppSignal(**fields))  # type: ignore[arg-type]
     return board
 
@@ -63,13 +64,14 @@ def test_each_metric_reads_its_field_of_the_signal() -> None:
     got = {
         metric: answer(PATH.format(metric), lambda: (board, "leader"), NOW + 1, 60)["items"][0]
         for metric in ("segue-seconds-to-catch-up", "segue-projected-seconds-to-catch-up",
-                       "segue-lag-records", "segue-lag-per-replica")
+                       "segue-lag-records", "segue-lag-per-replica", "segue-replicas-needed")
     }  # fmt: skip
     assert {m: item["value"] for m, item in got.items()} == {
         "segue-seconds-to-catch-up": "10",
         "segue-projected-seconds-to-catch-up": "5",
         "segue-lag-records": "10",
         "segue-lag-per-replica": "2500m",
+        "segue-replicas-needed": "2500m",
     }
     assert got["segue-lag-records"]["timestamp"] == time.strftime(
         "%Y-%m-%dT%H:%M:%SZ", time.gmtime(NOW)

@@ -1,5 +1,5 @@
 """The HPA path end to end: the real HPA controller of the local stack's
-kube-controller-manager reads ``segue-projected-seconds-to-catch-up`` from the
+kube-controller-manager reads ``segue-replicas-needed`` from the
 operator's external metrics API, through the real aggregation layer, and scales
 WordCount through ``/scale``; the operator carries each change out through learners.
 A step of input (a burst of lines on top of fast steady input) scales it out; once
@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 from kubernetes import client
 
+from segue.operator.reconcile import CATCH_UP_ANNOTATION
 from segue.stack.process import free_port
 from tests.metricsapi.aggregation import metric_path, provider_certs, registered, through_apiserver
 
@@ -28,8 +29,8 @@ from .test_e2e_scaling import assert_exact, diagnose, merge, prefill, wordcount
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(900)]
 SERVICE = "segue-external-metrics"
-METRIC = "segue-projected-seconds-to-catch-up"
-TARGET_SECONDS = "5"  # catch up within 5 s, or scale out
+METRIC = "segue-replicas-needed"  # the pods the input needs: an AverageValue of 1 each
+CATCH_UP = "10"  # drain a backlog within 10 s (the default, 300 s, is for production)
 BURST_LINES = 40_000  # the step: a backlog at once ...
 STEP_RATE = 1500.0  # ... on top of steady input, lines/s
 MIN, MAX = 1, 4
@@ -57,7 +58,7 @@ def hpa(name: str) -> dict[str, Any]:
                             "name": METRIC,
                             "selector": {"matchLabels": {"segue.dev/app": name}},
                         },
-                        "target": {"type": "Value", "value": TARGET_SECONDS},
+                        "target": {"type": "AverageValue", "averageValue": "1"},
                     },
                 }
             ],
@@ -112,6 +113,7 @@ def test_the_hpa_scales_out_on_a_step_and_back_in_when_input_stops(
     apps = Apps(kube_api, namespace)
     scaler = client.AutoscalingV2Api(kube_api)
     body, source, output = wordcount(kafka, "wc", MIN)
+    body["metadata"]["annotations"] = {CATCH_UP_ANNOTATION: CATCH_UP}
     apps.create(body)
     base = diagnose(apps, "wc", serving_operator, pod_runner)
 
