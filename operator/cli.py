@@ -226,11 +226,13 @@ class _Replica:
     def __init__(self, api_client: Any, settings: Any) -> None:
         from segue.operator import health
         from segue.operator.election import LeaseElector
+        from segue.operator.metricsapi.status_board import StatusBoard
 
         self.election = settings.leader_election
         self.elector = LeaseElector(api_client, self.election) if self.election.enabled else None
         self.stop, self.leading = threading.Event(), threading.Event()
         self.signals: Any = None  # the SignalBoard, once this replica acts
+        self.statuses = StatusBoard(api_client)  # what a standby answers from
         if settings.health_port:
             health.serve(settings.bind_address, settings.health_port, self.live, self.ready)
 
@@ -247,11 +249,12 @@ class _Replica:
         return True, f"standby (leader: {self.elector.holder or 'none'})"
 
     def board(self) -> tuple[Any, str]:
-        """What the external metrics API answers from: the board, or why there is none."""
+        """What the external metrics API answers from: the leader's own board, a
+        standby's view of the leader's writes in the status, or why there is none."""
         if self.signals is not None:
             return self.signals, "leader"
         if self.elector is not None and not self.elector.is_leader():
-            return None, f"standby (leader: {self.elector.holder or 'none'})"
+            return self.statuses, f"standby (leader: {self.elector.holder or 'none'})"
         return None, "starting: the reconcile loops have not begun"
 
     def lead(self) -> bool:

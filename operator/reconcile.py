@@ -133,7 +133,13 @@ class Reconciler:
         world = observed.world
         plan = decide(world)
         try:
-            self.actor.carry_out(target, plan, observed.assignment_version, world.now)
+            self.actor.carry_out(
+                target,
+                plan,
+                observed.assignment_version,
+                world.now,
+                self.signals.get(namespace, name),
+            )
         except Conflict as lost:
             log.info("%s/%s: %s; deciding again", namespace, name, lost)
             self.metrics.conflicts.labels(namespace, name).inc()

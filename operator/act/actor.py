@@ -18,10 +18,12 @@ from kubernetes.client import CoreV1Api, CustomObjectsApi, RbacAuthorizationV1Ap
 
 from segue.operator.act import apply, objects
 from segue.operator.act.recorder import EventRecorder, Involved
+from segue.operator.act.signal_status import due, to_status
 from segue.operator.act.status_patch import build_status, condition, status_patch
 from segue.operator.api import GROUP, PLURAL, VERSION, StreamApp
 from segue.operator.api.names import claim
 from segue.operator.api.status import StreamAppStatus, find_condition
+from segue.operator.autoscale import AppSignal
 from segue.operator.metrics import OperatorMetrics
 from segue.operator.scaling import Condition, Plan
 
@@ -77,7 +79,16 @@ class Actor:
         )
         self._access.add((uid, target.generation))
 
-    def carry_out(self, target: Target, plan: Plan, assignment_rv: str | None, now: float) -> None:
+    def carry_out(
+        self,
+        target: Target,
+        plan: Plan,
+        assignment_rv: str | None,
+        now: float,
+        signal: AppSignal | None = None,
+    ) -> None:
+        """Act on ``plan``; ``signal``: the app's autoscaling signal, written to the
+        status when due (:mod:`.signal_status`)."""
         assert target.app is not None
         namespace, name, uid, spec = target.namespace, target.name, target.uid, target.app.spec
         labels = (namespace, name)
@@ -109,7 +120,10 @@ class Actor:
         if spec.state.volume_claim is not None:
             for member in plan.delete_claims:
                 apply.delete_claim(self.core, namespace, claim(member))
-        status = build_status(plan, name, target.app.status, target.generation, now)
+        previous = target.app.status
+        written = previous.autoscaling if previous else None
+        fresh = to_status(signal) if signal is not None and due(written, signal) else None
+        status = build_status(plan, name, previous, target.generation, now, autoscaling=fresh)
         self._patch_status(target, status_patch(status, target.raw_status))
         for event in plan.events:
             log.info("%s/%s: %s: %s", namespace, name, event.reason, event.message)

@@ -15,6 +15,7 @@ from typing import Any
 
 from segue.operator.api.names import selector
 from segue.operator.api.status import (
+    AutoscalingStatus,
     Condition,
     Handover,
     MemberStatus,
@@ -53,8 +54,15 @@ def conditions_from_status(status: StreamAppStatus | None) -> dict[str, Decided]
 
 
 def build_status(
-    plan: Plan, app: str, previous: StreamAppStatus | None, observed_generation: int, now: float
+    plan: Plan,
+    app: str,
+    previous: StreamAppStatus | None,
+    observed_generation: int,
+    now: float,
+    *,
+    autoscaling: AutoscalingStatus | None = None,
 ) -> StreamAppStatus:
+    """The status a plan says; ``autoscaling`` replaces the signal in it (None: keep)."""
     memory, status = plan.memory, plan.assessment
     before = previous.conditions if previous else None
     return StreamAppStatus(
@@ -99,6 +107,7 @@ def build_status(
             forced_at=to_timestamp(memory.forced_at) if memory.forced_at is not None else None,
             rolling={k: to_timestamp(v) for k, v in memory.rolling.items()},
         ),
+        autoscaling=autoscaling or (previous.autoscaling if previous else None),
     )
 
 

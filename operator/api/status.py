@@ -137,6 +137,26 @@ class ScalingMemory(StatusModel):
     """Pods being restarted onto a new template and when each started handing over."""
 
 
+class AutoscalingStatus(StatusModel):
+    """The autoscaling signal as last observed (docs/autoscaling.md): what every operator
+    replica's external metrics API answers from, and what a human reads."""
+
+    observed_at: Timestamp
+    """When it was measured."""
+    replicas_needed: float
+    """Pods the input needs: its rate plus the backlog's drain, over one pod's capacity."""
+    lag_records: int
+    """Records behind, summed over the input partitions."""
+    input_records_per_second: float
+    """What arrives."""
+    processed_records_per_second: float
+    """What the app processes."""
+    seconds_to_catch_up: float | None = None
+    """At today's capacity; absent when it never catches up (input outruns processing)."""
+    projected_seconds_to_catch_up: float | None = None
+    """Once the handovers in flight have landed; absent when it never catches up."""
+
+
 class StreamAppStatus(StatusModel):
     """The observed state of a stream application, written by the operator."""
 
@@ -166,6 +186,9 @@ class StreamAppStatus(StatusModel):
     conditions: list[Condition] | None = None
     """Balanced, Scaling and Degraded."""
     scaling: ScalingMemory | None = None
+    """The operator's memory of a scale action in flight."""
+    autoscaling: AutoscalingStatus | None = None
+    """The autoscaling signal, refreshed at most every few seconds."""
 
 
 def find_condition(conditions: Iterable[Condition] | None, type_: str) -> Condition | None:

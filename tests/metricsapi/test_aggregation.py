@@ -151,20 +151,47 @@ def test_only_the_front_proxy_is_answered(kube: Any, provider: Provider) -> None
     assert get(kube.pki.front_proxy_client, "system:kube-aggregator") == 200
 
 
-def test_a_standby_answers_discovery_but_no_values(
-    kube: Any, kube_api: Any, namespace: str, tmp_path: Path
+def test_a_standby_answers_from_the_status_the_leader_wrote(
+    kube: Any, kube_api: Any, namespace: str, tmp_path: Path, streamapp_crd: Any
 ) -> None:
+    """Whichever replica the aggregator's connection reached, the HPA gets a value: a
+    standby reads the signal the leader wrote to the StreamApp's status."""
+    from kubernetes import client
+
+    from segue.operator.act.signal_status import to_status
+    from segue.operator.api import GROUP, PLURAL, VERSION
+    from segue.operator.metricsapi.status_board import StatusBoard
+
+    custom = client.CustomObjectsApi(kube_api)
+    for name in ("wc", "quiet"):
+        custom.create_namespaced_custom_object(GROUP, VERSION, namespace, PLURAL, {
+            "apiVersion": f"{GROUP}/{VERSION}", "kind": "StreamApp", "metadata": {"name": name},
+            "spec": {"replicas": 2, "applicationId": name,
+                     "kafka": {"bootstrapServers": "k:9092"}, "template": {"image": "i"}},
+        })  # fmt: skip
+    written = signal(namespace, "wc", replicas_needed=2.5, seconds_to_catch_up=math.inf)
+    custom.patch_namespaced_custom_object_status(
+        GROUP, VERSION, namespace, PLURAL, "wc",
+        {"status": {"autoscaling": to_status(written).model_dump(mode="json", by_alias=True,
+                                                                  exclude_none=True)}},
+    )  # fmt: skip
     ca, serving = provider_certs(tmp_path / "pki", namespace, SERVICE)
     port = free_port()
     server = serve(
         "127.0.0.1", port, Credentials(kube_api, str(serving.cert), str(serving.key)),
-        lambda: (None, "standby (leader: op-0)"),
+        lambda: (StatusBoard(kube_api), "standby (leader: op-0)"),
     )  # fmt: skip
     try:
-        with registered(kube_api, namespace, SERVICE, port, ca.cert):  # Available: discovery
-            code, body = through_apiserver(kube, metric_path(namespace, "segue-lag-records", "wc"))
+        with registered(kube_api, namespace, SERVICE, port, ca.cert):
+            needed = through_apiserver(kube, metric_path(namespace, "segue-replicas-needed", "wc"))
+            never = through_apiserver(
+                kube, metric_path(namespace, "segue-seconds-to-catch-up", "wc")
+            )
+            quiet = through_apiserver(kube, metric_path(namespace, "segue-lag-records", "quiet"))
     finally:
         server.shutdown()
         server.server_close()
-    assert (code, body["reason"]) == (503, "ServiceUnavailable"), body
-    assert "standby (leader: op-0)" in body["message"]
+    assert needed[0] == 200, needed
+    assert needed[1]["items"][0]["value"] == "2500m"
+    assert never[1]["items"][0]["value"] == "1000000000"  # inf survives the status as absent
+    assert quiet[0] == 404, quiet  # no signal written yet: said, not made up

@@ -98,6 +98,15 @@ _FULL_STATUS: dict[str, Any] = {
         "forcedAt": "2025-01-31T11:00:00Z",
         "rolling": {"wordcount-1": "2025-01-31T12:00:03Z"},
     },
+    "autoscaling": {
+        "observedAt": "2025-01-31T12:00:04Z",
+        "replicasNeeded": 2.5,
+        "lagRecords": 1200,
+        "inputRecordsPerSecond": 300.5,
+        "processedRecordsPerSecond": 250.25,
+        "secondsToCatchUp": 24.0,
+        "projectedSecondsToCatchUp": 8.0,
+    },
 }  # fmt: skip
 
 

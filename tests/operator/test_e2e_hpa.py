@@ -2,9 +2,10 @@
 kube-controller-manager reads ``segue-replicas-needed`` from the
 operator's external metrics API, through the real aggregation layer, and scales
 WordCount through ``/scale``; the operator carries each change out through learners.
-A step of input (a burst of lines on top of fast steady input) scales it out; once
-input stops and the backlog is gone it scales back in to ``minReplicas``; every count
-is exact.
+The app is Tally with a known cost per record (``cost_ms``: one pod processes at most
+about 1000/cost_ms records/s), so a step of input needs a known number of pods: the step
+scales it out, through learners; once input stops and the backlog is gone it scales
+back in to ``minReplicas``; every count is exact.
 
 The operator runs as a process serving the API on 127.0.0.1; an ExternalName Service
 points the APIService at it (tests/metricsapi/aggregation.py). Its values come from the
@@ -13,6 +14,7 @@ points the APIService at it (tests/metricsapi/aggregation.py). Its values come f
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -23,16 +25,18 @@ from kubernetes import client
 from segue.operator.reconcile import CATCH_UP_ANNOTATION
 from segue.stack.process import free_port
 from tests.metricsapi.aggregation import metric_path, provider_certs, registered, through_apiserver
+from tests.worker.harness import create_topics, read_committed
+from tests.worker.scenarios import check_exact
 
-from .e2e import Apps, OperatorProcess, text_input, wait_for
-from .test_e2e_scaling import assert_exact, diagnose, merge, prefill, wordcount
+from .e2e import Apps, OperatorProcess, keyed_input, streamapp, wait_for, worker_command
+from .test_e2e_scaling import diagnose
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(900)]
 SERVICE = "segue-external-metrics"
 METRIC = "segue-replicas-needed"  # the pods the input needs: an AverageValue of 1 each
 CATCH_UP = "10"  # drain a backlog within 10 s (the default, 300 s, is for production)
-BURST_LINES = 40_000  # the step: a backlog at once ...
-STEP_RATE = 1500.0  # ... on top of steady input, lines/s
+COST_MS = "4"  # one pod: at most ~250 records/s
+STEP_RATE = 600.0  # records/s: needs 3 pods
 MIN, MAX = 1, 4
 
 
@@ -112,7 +116,19 @@ def test_the_hpa_scales_out_on_a_step_and_back_in_when_input_stops(
     namespace = serving_operator.namespace
     apps = Apps(kube_api, namespace)
     scaler = client.AutoscalingV2Api(kube_api)
-    body, source, output = wordcount(kafka, "wc", MIN)
+    tag = uuid.uuid4().hex[:6]
+    source, output = f"in-{tag}", f"out-{tag}"
+    create_topics(kafka.bootstrap_servers, {source: 6, output: 6})
+    body = streamapp(
+        "wc",
+        application_id=f"tally-{tag}",
+        bootstrap=kafka.bootstrap_servers,
+        command=worker_command(
+            "segue.worker.apps.tally:topology", input=source, output=output, cost_ms=COST_MS
+        ),
+        replicas=MIN,
+        scaling={"acceptableRecoveryLag": 50},
+    )
     body["metadata"]["annotations"] = {CATCH_UP_ANNOTATION: CATCH_UP}
     apps.create(body)
     base = diagnose(apps, "wc", serving_operator, pod_runner)
@@ -131,9 +147,8 @@ def test_the_hpa_scales_out_on_a_step_and_back_in_when_input_stops(
         why,
     )
     scaler.create_namespaced_horizontal_pod_autoscaler(namespace, hpa("wc"))
-    before = prefill(kafka, source, BURST_LINES)  # the step
-    producer = text_input(kafka.bootstrap_servers, source, words=60, rate=STEP_RATE)
-    producer.start()
+    producer = keyed_input(kafka.bootstrap_servers, source, keys=60, rate=STEP_RATE)
+    producer.start()  # the step
     try:
         out = wait_for("the HPA scaled out", lambda: replicas(apps, "wc") > MIN, 180, why)
         peak = replicas(apps, "wc")
@@ -142,7 +157,7 @@ def test_the_hpa_scales_out_on_a_step_and_back_in_when_input_stops(
         )
         peak = replicas(apps, "wc")
     finally:
-        sent = merge(before, producer.stop())
+        sent = producer.stop()
     reasons = {reason for reason, _ in apps.events("wc")}
     assert {"LearnersAssigned", "TaskHandedOver"} <= reasons  # carried out through learners
     assert MIN < peak <= MAX
@@ -157,8 +172,10 @@ def test_the_hpa_scales_out_on_a_step_and_back_in_when_input_stops(
     (current,) = status.current_metrics
     assert current.external.metric.name == METRIC
     assert "ScaleDownTimeout" not in {reason for reason, _ in apps.events("wc")}
-    assert_exact(kafka, output, sent)
+    total = sum(sent.values())
+    records = read_committed(kafka.bootstrap_servers, output, lambda r: len(r) >= total, 120)
+    check_exact(records, sent)
     print(
         f"HPA: {MIN}->{peak} within {out:.1f}s of the step, back to {MIN} in {back:.1f}s, "
-        f"{sum(sent.values())} lines exact"
+        f"{total} records exact"
     )

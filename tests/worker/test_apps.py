@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -100,3 +101,14 @@ def test_tally_stamps_who_counted(tmp: Path) -> None:
     assert [v["count"] for _, _, v in ctx.sent] == [1, 2, 3]
     assert {v["by"] for _, _, v in ctx.sent} == {"test-0"}
     assert json.dumps(ctx.sent[0][2])
+
+
+def test_tally_can_cost_time_per_record(tmp: Path) -> None:
+    app = tally.topology(cost_ms="20")
+    ctx = FakeContext(app, 0, tmp)
+    started = time.monotonic()
+    for _ in range(5):
+        app.get(0).processor(record("k", "v"), ctx)
+        ctx.done()
+    assert time.monotonic() - started >= 0.1  # 5 records, 20 ms each
+    assert [v["count"] for _, _, v in ctx.sent] == [1, 2, 3, 4, 5]

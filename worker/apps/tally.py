@@ -16,6 +16,10 @@ from segue.worker import INT64, JSON, STRING, Context, Record, Topology
 
 
 def tally(record: Record, ctx: Context) -> None:
+    _count(record, ctx)
+
+
+def _count(record: Record, ctx: Context) -> None:
     store = ctx.store("counts")
     count = (store.get(record.key) or 0) + 1
     store.put(record.key, count)
@@ -27,11 +31,25 @@ def tally(record: Record, ctx: Context) -> None:
 
 
 def topology(
-    application_id: str = "tally", input: str = "tally-input", output: str = "tally-output"
+    application_id: str = "tally",
+    input: str = "tally-input",
+    output: str = "tally-output",
+    cost_ms: str = "0",
 ) -> Topology:
+    """``cost_ms``: time each record takes, as if it did real work (an app whose
+    capacity per pod is known: what autoscaling tests need)."""
     app = Topology(application_id)
     source = app.topic(input, key=STRING, value=STRING)
     counts = app.store("counts", key=STRING, value=INT64)
     out = app.topic(output, key=STRING, value=JSON, label="output")
-    app.subtopology([source], tally, stores=[counts], sinks=[out])
+    cost = float(cost_ms) / 1000
+    if cost > 0:
+
+        def costly(record: Record, ctx: Context) -> None:
+            time.sleep(cost)
+            _count(record, ctx)
+
+        app.subtopology([source], costly, stores=[counts], sinks=[out])
+    else:
+        app.subtopology([source], tally, stores=[counts], sinks=[out])
     return app
