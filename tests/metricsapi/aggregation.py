@@ -99,9 +99,17 @@ def through_apiserver(kube: Any, path: str, user: str | None = None) -> tuple[in
         request.add_header("Impersonate-User", user)
     try:
         with urllib.request.urlopen(request, timeout=10, context=context) as reply:
-            return reply.status, json.load(reply)
+            return reply.status, _decoded(reply.read())
     except urllib.error.HTTPError as exc:
-        return exc.code, json.loads(exc.read() or b"{}")
+        return exc.code, _decoded(exc.read() or b"{}")
+
+
+def _decoded(body: bytes) -> Any:
+    """JSON, or the text as it came (a proxy error page is not a Status)."""
+    try:
+        return json.loads(body)
+    except ValueError:
+        return body.decode(errors="replace")
 
 
 def metric_path(namespace: str, metric: str, app: str) -> str:
