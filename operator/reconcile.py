@@ -24,7 +24,7 @@ from kubernetes.client.exceptions import ApiException
 from segue.operator.act.actor import Actor, Target
 from segue.operator.act.apply import Conflict
 from segue.operator.api import GROUP, PLURAL, VERSION, InvalidStreamApp, StreamApp
-from segue.operator.autoscale import CATCH_UP_SECONDS, Sample, SignalBoard, compute, remember
+from segue.operator.autoscale import Sample, SignalBoard, compute, remember
 from segue.operator.metrics import OperatorMetrics
 from segue.operator.observe import KafkaObserveError, PodState
 from segue.operator.scaling import decide
@@ -35,7 +35,6 @@ from segue.protocol import DocumentError
 log = logging.getLogger("segue.operator")
 
 # StreamApp annotation: seconds the autoscaling signal gives a backlog to drain
-CATCH_UP_ANNOTATION = "autoscale.segue.dev/catch-up-seconds"
 SAMPLE_EVERY = 1.0  # seconds: at most one signal sample (three admin calls) per app per second
 
 
@@ -87,7 +86,7 @@ class Reconciler:
             app.spec.replicas,
             window,
             previous=self.signals.get(namespace, name),
-            catch_up_seconds=catch_up_seconds(app),
+            catch_up_seconds=app.spec.autoscaling.catch_up_seconds,
         )
         self.signals.put(signal)
         self.metrics.show_signal(namespace, name, asdict(signal))
@@ -149,13 +148,3 @@ class Reconciler:
         if plan.wake_at is not None:
             wait = min(wait, max(0.05, plan.wake_at - time.time()))
         return wait
-
-
-def catch_up_seconds(app: StreamApp) -> float:
-    """The app's :data:`CATCH_UP_ANNOTATION`, else the default; a bad value is ignored."""
-    text = (app.metadata.get("annotations") or {}).get(CATCH_UP_ANNOTATION)
-    try:
-        value = float(text) if text is not None else CATCH_UP_SECONDS
-    except ValueError:
-        return CATCH_UP_SECONDS
-    return value if value > 0 else CATCH_UP_SECONDS

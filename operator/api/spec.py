@@ -115,6 +115,14 @@ class State(Model):
     """A claim per pod; when absent the state lives in an emptyDir."""
 
 
+class Autoscaling(Model):
+    """What the autoscaling signal assumes of this app (docs/autoscaling.md)."""
+
+    catch_up_seconds: int = Field(default=300, ge=1, le=86400)
+    """How soon a backlog should be drained: the signal (`segue-replicas-needed`) asks
+    for enough pods to clear it within this while input keeps arriving."""
+
+
 class Rollout(Model):
     """How a change of `template` reaches running pods."""
 
@@ -145,5 +153,7 @@ class StreamAppSpec(Model):
     """How scaling moves tasks; every field has a default."""
     state: State = State()
     """Where local state lives; an emptyDir per pod by default."""
+    autoscaling: Autoscaling = Autoscaling()
+    """What the autoscaling signal assumes; every field has a default."""
     rollout: Rollout = Rollout()
     """How template changes roll through the pods; one at a time by default."""

@@ -59,6 +59,7 @@ _FULL_SPEC: dict[str, Any] = {
         "learnerPromotion": "batch",
     },
     "rollout": {"maxUnavailable": 2},
+    "autoscaling": {"catchUpSeconds": 60},
     "state": {
         "retention": "Retain",
         "volumeClaim": {
@@ -137,6 +138,8 @@ BAD_SPECS: list[tuple[dict[str, Any], str]] = [
         "spec.kafka.credentialsSecret.name",
     ),
     ({"state": {"retention": "Keep"}}, "spec.state.retention"),
+    ({"autoscaling": {"catchUpSeconds": 0}}, "spec.autoscaling.catchUpSeconds"),
+    ({"rollout": {"maxUnavailable": 0}}, "spec.rollout.maxUnavailable"),
     ({"state": {"volumeClaim": {"size": "lots"}}}, "spec.state.volumeClaim.size"),
     ({"topology": {"subTopologies": []}}, "spec.topology.subTopologies"),
 ]

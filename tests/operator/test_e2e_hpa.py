@@ -22,7 +22,6 @@ from typing import Any
 import pytest
 from kubernetes import client
 
-from segue.operator.reconcile import CATCH_UP_ANNOTATION
 from segue.stack.process import free_port
 from tests.metricsapi.aggregation import metric_path, provider_certs, registered, through_apiserver
 from tests.worker.harness import create_topics, read_committed
@@ -34,7 +33,7 @@ from .test_e2e_scaling import diagnose
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(900)]
 SERVICE = "segue-external-metrics"
 METRIC = "segue-replicas-needed"  # the pods the input needs: an AverageValue of 1 each
-CATCH_UP = "10"  # drain a backlog within 10 s (the default, 300 s, is for production)
+CATCH_UP = 10  # drain a backlog within 10 s (the default, 300 s, is for production)
 COST_MS = "4"  # one pod: at most ~250 records/s
 STEP_RATE = 600.0  # records/s: needs 3 pods
 MIN, MAX = 1, 4
@@ -129,7 +128,7 @@ def test_the_hpa_scales_out_on_a_step_and_back_in_when_input_stops(
         replicas=MIN,
         scaling={"acceptableRecoveryLag": 50},
     )
-    body["metadata"]["annotations"] = {CATCH_UP_ANNOTATION: CATCH_UP}
+    body["spec"]["autoscaling"] = {"catchUpSeconds": CATCH_UP}
     apps.create(body)
     base = diagnose(apps, "wc", serving_operator, pod_runner)
 
