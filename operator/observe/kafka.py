@@ -16,12 +16,14 @@ guessed here, the caller decides what a missing answer means.
 
 from __future__ import annotations
 
+import threading
+import time
 from collections.abc import Iterable, Iterator, Mapping
 from types import TracebackType
 from typing import Any
 
 from confluent_kafka import (
-    ConsumerGroupTopicPartitions,
+    Consumer,
     IsolationLevel,
     KafkaError,
     KafkaException,
@@ -63,6 +65,13 @@ class Credentials(Mapping[str, str]):
     __str__ = __repr__
 
 
+COORDINATOR_MOVING = (
+    KafkaError.NOT_COORDINATOR,
+    KafkaError.COORDINATOR_LOAD_IN_PROGRESS,
+    KafkaError.COORDINATOR_NOT_AVAILABLE,
+)
+
+
 class KafkaObserveError(Exception):
     """The broker did not answer, or answered with an error for the named topic."""
 
@@ -85,6 +94,9 @@ class KafkaView:
                 "bootstrap.servers": bootstrap_servers,
                 "error_cb": self._on_error,
             }
+            self._config = config
+            self._readers: dict[str, Consumer] = {}
+            self._lock = threading.Lock()
             self._admin: AdminClient | None = AdminClient(config)
         except KafkaException as exc:
             raise KafkaObserveError(
@@ -116,8 +128,31 @@ class KafkaView:
         return KafkaObserveError(why)
 
     def close(self) -> None:
-        """Release the client (librdkafka closes it once no call is in flight)."""
+        """Release the clients (librdkafka closes the admin once no call is in flight)."""
         self._admin = None
+        readers, self._readers = self._readers, {}
+        for reader in readers.values():
+            reader.close()
+
+    def _group_reader(self, group: str) -> Consumer:
+        """A consumer of ``group`` that never subscribes, so it never joins the group: it
+        only asks the group's coordinator for committed offsets. Not the AdminClient's
+        ListConsumerGroupOffsets: librdkafka 2.x can crash the whole process (a segfault
+        in its main thread) answering that for a group whose coordinator is not ready yet,
+        as for a new app (confluent-kafka-python#1982); a consumer has the group state
+        that code path lacks."""
+        with self._lock:  # one view may serve several apps' threads
+            reader = self._readers.get(group)
+            if reader is None:
+                reader = self._readers[group] = Consumer(
+                    {
+                        **self._config,
+                        "group.id": group,
+                        "enable.auto.commit": False,
+                        "isolation.level": "read_uncommitted",
+                    }
+                )
+            return reader
 
     @property
     def admin(self) -> AdminClient:
@@ -181,21 +216,20 @@ class KafkaView:
         wanted = [TopicPartition(t, p) for t, n in sorted(partitions.items()) for p in range(n)]
         if not wanted:
             return {}
-        request = [ConsumerGroupTopicPartitions(group, wanted)]
-        try:
-            future = self.admin.list_consumer_group_offsets(request, request_timeout=self.timeout)[
-                group
-            ]
-            answer = future.result(timeout=self.timeout)
-        except KafkaException as exc:
-            raise self._failed(f"committed offsets of group {group}", exc) from exc
-        except TimeoutError as exc:
-            raise KafkaObserveError(
-                f"committed offsets of group {group}: no answer in {self.timeout}s"
-            ) from exc
+        reader, deadline = self._group_reader(group), time.monotonic() + self.timeout
+        while True:
+            try:
+                answer = reader.committed(wanted, timeout=self.timeout)
+                break
+            except KafkaException as exc:
+                # a new group's coordinator takes a moment to be found or to load
+                moving = exc.args[0].code() in COORDINATOR_MOVING
+                if not moving or time.monotonic() > deadline:
+                    raise self._failed(f"committed offsets of group {group}", exc) from exc
+                time.sleep(0.2)
         out: dict[tuple[str, int], int] = {}
         failed: list[str] = []
-        for tp in answer.topic_partitions or ():
+        for tp in answer:
             if tp.error is not None:
                 failed.append(f"{tp.topic}[{tp.partition}]: {tp.error.str()}")
             elif tp.offset >= 0:
