@@ -1,0 +1,40 @@
+"""What the simulator asks of a policy, and the balance test every policy is held to."""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from ..state import Cluster
+
+
+class Controller(Protocol):
+    name: str
+
+    def step(self, c: Cluster, now: float) -> None:
+        """Look at ``c`` at ``now`` and act: publish, create and delete pods."""
+
+    def quiet(self, c: Cluster, now: float) -> bool:
+        """Nothing in flight by the policy's own account (no warm-ups, no pending moves)."""
+
+
+def balanced(c: Cluster, now: float) -> bool:
+    """The spec's pods all run the assignment in force, which is balanced and complete.
+
+    Balanced as KAFKA-10121 (seed 001) counts it for actives: member counts differ by at
+    most one. Complete: every task is processed by its owner with a current store.
+    """
+    if c.published is None or len(c.pods) != c.replicas:
+        return False
+    if set(c.published.members) != set(c.pods):
+        return False
+    if any(not p.up(now) or p.applied != c.published.generation for p in c.pods.values()):
+        return False
+    counts = [len(r.active) for r in c.published.members.values()]
+    if counts and max(counts) - min(counts) > 1:
+        return False
+    owners = c.owners()
+    return all(
+        c.running.get(t) == owners.get(t)
+        and (not task.stateful or c.lag(c.pods[owners[t]], t) < 1e-9)
+        for t, task in c.tasks.items()
+    )
