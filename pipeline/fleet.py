@@ -40,7 +40,9 @@ def scenario(rng: random.Random, name: str) -> Scenario:
     base = rng.choice([50.0, 100.0, 200.0, 500.0])
     load = [LoadStep(at=0, rate=base)]
     for _ in range(rng.randint(0, 3)):
-        load.append(LoadStep(at=round(rng.uniform(60, DURATION - 60)), rate=base * rng.uniform(0.3, 4)))
+        load.append(
+            LoadStep(at=round(rng.uniform(60, DURATION - 60)), rate=base * rng.uniform(0.3, 4))
+        )
     return Scenario(
         name=name,
         app="app" + name.replace("-", "x"),
@@ -77,12 +79,16 @@ def _events(rng: random.Random, subs: list[SubTopology], replicas: int) -> list[
         now = max(1, min(most, now + rng.choice([-2, -1, 1, 1, 2, 3, now])))
         events.append(ScaleTo(at=round(rng.uniform(60, DURATION - 600)), replicas=now))
     if rng.random() < 0.3:
-        events.append(PodLost(at=round(rng.uniform(60, DURATION - 600)), ordinal=rng.randrange(replicas)))
+        events.append(
+            PodLost(at=round(rng.uniform(60, DURATION - 600)), ordinal=rng.randrange(replicas))
+        )
     if rng.random() < 0.1:
         sub = rng.choice(subs)
         events.append(
             PartitionsExpanded(
-                at=round(rng.uniform(60, DURATION - 600)), subtopology=sub.id, partitions=2 * sub.partitions
+                at=round(rng.uniform(60, DURATION - 600)),
+                subtopology=sub.id,
+                partitions=2 * sub.partitions,
             )
         )
     return sorted(events, key=lambda e: e.at)

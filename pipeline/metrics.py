@@ -3,7 +3,7 @@
 The metrics (docs/pipeline.md, "Metrics"): *time to balance* after each disturbance
 (a scale event, a pod loss, a partition expansion) until the controller says nothing is
 in flight and the assignment is balanced over the pods the spec asks for;
-*task-seconds unavailable*: ticks × tasks with no owner processing them; *records
+*task-seconds unavailable*: ticks times tasks with no owner processing them; *records
 processed late*: records that waited past the tick they arrived in (and, at the end,
 those still waiting); *state bytes restored* by every copy; *generations published*;
 *peak skew* of the published assignments, per member (active tasks, stateful active

@@ -28,7 +28,11 @@ def advance(c: Cluster, now: float, tick: float, rate: float, meter: Meter) -> N
             continue
         for t in roles.tasks():
             task = c.tasks.get(t)
-            if task is None or not task.stateful or c.running.get(t) == name and _current(c, pod, t):
+            if (
+                task is None
+                or not task.stateful
+                or (c.running.get(t) == name and _current(c, pod, t))
+            ):
                 continue
             gained = min(c.lag(pod, t), task.restore_rate * tick)
             if gained > 0:
@@ -53,9 +57,7 @@ def _current(c: Cluster, pod: Pod, task: str) -> bool:
     return not c.tasks[task].stateful or c.lag(pod, task) < 1e-9
 
 
-def _capacity(
-    c: Cluster, serving: dict[str, str], tick: float, arrived: float
-) -> dict[str, float]:
+def _capacity(c: Cluster, serving: dict[str, str], tick: float, arrived: float) -> dict[str, float]:
     """Each pod's ``pod_rate * tick`` split over its serving tasks by water-filling demand."""
     by_pod: dict[str, list[str]] = {}
     for t, p in serving.items():

@@ -14,13 +14,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from segue.protocol.tasks import task_id
+
 from .history import snapshot
 from .metrics import Meter, Outcome
 from .physics import advance
 from .policies.base import Controller, balanced
-from .scenario import HistoryRecord, PartitionsExpanded, PodLost, Scenario, ScaleTo
+from .scenario import HistoryRecord, PartitionsExpanded, PodLost, ScaleTo, Scenario
 from .state import Cluster, Task, initial, pod_name
-from segue.protocol.tasks import task_id
 
 
 def simulate(
@@ -37,7 +38,7 @@ def simulate(
     meter = Meter()
     events = sorted(scenario.events, key=lambda e: e.at)
     stateful = {t for t, x in c.tasks.items() if x.stateful}
-    steps = int(round(scenario.duration / tick))
+    steps = round(scenario.duration / tick)
     for i in range(steps):
         now = i * tick
         while events and events[0].at <= now:

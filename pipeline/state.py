@@ -109,6 +109,8 @@ def initial(scenario: Scenario) -> Cluster:
     for n in names:
         c.pods[n] = Pod(n, -scenario.startup_delay, 0.0, applied=1)
         c.pods[n].restored = {t: c.tasks[t].end for t in dealt[n] if c.tasks[t].stateful}
-    c.published = Published(1, {n: Roles(active=tuple(sorted(dealt[n], key=task_sort_key))) for n in names})
+    c.published = Published(
+        1, {n: Roles(active=tuple(sorted(dealt[n], key=task_sort_key))) for n in names}
+    )
     c.running = {t: n for n, ts in dealt.items() for t in ts}
     return c

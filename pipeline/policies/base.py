@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from ..state import Cluster
+from segue.pipeline.state import Cluster
 
 
 class Controller(Protocol):

@@ -13,9 +13,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from segue.operator.scaling import Roles
+from segue.pipeline.state import Cluster
 from segue.protocol.tasks import task_sort_key
 
-from ..state import Cluster
 from .group import Group, sticky_balanced
 
 

@@ -11,9 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from segue.pipeline.state import Cluster, pod_name
 from segue.protocol.tasks import task_sort_key
-
-from ..state import Cluster, pod_name
 
 SESSION_TIMEOUT = 45.0  # session.timeout.ms default since Kafka 3.0 (KIP-735)
 
@@ -61,7 +60,9 @@ class Group:
         return born is not None and c.pods[member].created != born
 
 
-def sticky_balanced(tasks: list[str], members: list[str], owner: dict[str, str]) -> dict[str, list[str]]:
+def sticky_balanced(
+    tasks: list[str], members: list[str], owner: dict[str, str]
+) -> dict[str, list[str]]:
     """Balanced (counts differ by at most one) keeping as many tasks on their owner as fit."""
     out: dict[str, list[str]] = {m: [] for m in members}
     if not members:

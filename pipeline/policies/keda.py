@@ -18,7 +18,8 @@ import math
 from collections import deque
 from dataclasses import dataclass, field
 
-from ..state import Cluster
+from segue.pipeline.state import Cluster
+
 from .eager import EagerController
 
 LAG_THRESHOLD = 10  # KEDA's default lagThreshold
@@ -54,7 +55,11 @@ class KedaController:
             want = self.min_replicas
         else:
             want = math.ceil(lag / self.lag_threshold)
-        inputs = sum(1 for t in c.tasks.values() if t.subtopology == min(x.subtopology for x in c.tasks.values()))
+        inputs = sum(
+            1
+            for t in c.tasks.values()
+            if t.subtopology == min(x.subtopology for x in c.tasks.values())
+        )
         return max(self.min_replicas, min(want, self.max_replicas, inputs))
 
     def replicas(self, c: Cluster, now: float) -> int:

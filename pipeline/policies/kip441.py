@@ -19,9 +19,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from segue.operator.scaling import Roles
+from segue.pipeline.state import Cluster
 from segue.protocol.tasks import task_sort_key
 
-from ..state import Cluster
 from .group import Group
 
 ACCEPTABLE_RECOVERY_LAG = 10_000
@@ -62,7 +62,9 @@ class Kip441Controller:
     def quiet(self, c: Cluster, now: float) -> bool:
         return self.probe_at is None
 
-    def assign(self, c: Cluster, members: list[str]) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
+    def assign(
+        self, c: Cluster, members: list[str]
+    ) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
         owner = c.owners()
         placed: dict[str, list[str]] = {m: [] for m in members}
         warmups: dict[str, list[str]] = {}

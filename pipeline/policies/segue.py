@@ -12,10 +12,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from segue.operator.scaling import Condition, Memory, Plan, PodObs, Policy, World, decide
+from segue.pipeline.state import Cluster, Pod
 from segue.protocol.names import changelog_topic
 from segue.protocol.topology import SubTopologyDescription
-
-from ..state import Cluster, Pod
 
 
 def source_topic(app: str, sub: int) -> str:
@@ -54,7 +53,7 @@ class SegueController:
         subs: dict[int, SubTopologyDescription] = {}
         partitions: dict[str, int] = {}
         ends: dict[tuple[str, int], int] = {}
-        for t, task in c.tasks.items():
+        for task in c.tasks.values():
             sid = task.subtopology
             if sid not in subs:
                 stores = (store_name(sid),) if task.stateful else ()
@@ -96,7 +95,9 @@ class SegueController:
             for t, off in pod.restored.items()
             if t in c.tasks
         }
-        sizes = {t: int(off * c.tasks[t].record_bytes) for t, off in pod.restored.items() if t in c.tasks}
+        sizes = {
+            t: int(off * c.tasks[t].record_bytes) for t, off in pod.restored.items() if t in c.tasks
+        }
         return PodObs(
             name=pod.name,
             running=up,
