@@ -1,6 +1,8 @@
 """A lag-threshold autoscaler as KEDA's Apache Kafka scaler does it, moving tasks eagerly.
 
-KEDA (keda.sh/docs/latest/scalers/apache-kafka/) reads the consumer group's total
+KEDA (https://keda.sh/docs/2.13/scalers/apache-kafka/: ``lagThreshold`` "Average target
+value", default 10; ``activationLagThreshold`` default 0; ScaledObject ``pollingInterval``
+30 s) reads the consumer group's total
 records lag every ``pollingInterval`` (30 s) and feeds it to an HPA as an
 ``AverageValue`` target of ``lagThreshold`` per replica, so the HPA wants
 ``ceil(totalLag / lagThreshold)`` replicas, clamped to ``[minReplicaCount,

@@ -5,6 +5,12 @@ the operator's shell does from the API server and Kafka (pods, the generation ea
 applied, its roles, changelog offsets per store, changelog end offsets), calls
 :func:`segue.operator.scaling.decide` and carries the :class:`Plan` out in its order:
 publish, create pods, delete pods. Nothing of the decision is copied here.
+
+It looks as often as the operator does (docs/operator.md, "Watching and timing"): every
+tick while the last plan was busy (``--busy-interval`` is 0.5 s, under a tick), every
+``idle_interval`` (5 s) when settled, at the plan's ``wake_at``, and at once when a
+watch would wake it: ``spec.replicas`` changed or a pod appeared, vanished, started or
+applied a generation. New partitions are seen on the next look, as Kafka's metadata is.
 """
 
 from __future__ import annotations
@@ -32,10 +38,19 @@ class SegueController:
     memory: Memory = field(default_factory=Memory)
     conditions: dict[str, Condition] = field(default_factory=dict)
     last: Plan | None = None
+    idle_interval: float = 5.0
+    next_look: float = 0.0
+    watched: tuple[object, ...] = ()
 
     def step(self, c: Cluster, now: float) -> None:
+        watched = (c.replicas, tuple((n, p.up(now), p.applied) for n, p in sorted(c.pods.items())))
+        if watched == self.watched and now < self.next_look:
+            return
         plan = decide(self.world(c, now))
         self.last = plan
+        self.next_look = now if plan.busy else now + self.idle_interval
+        if plan.wake_at is not None:
+            self.next_look = min(self.next_look, plan.wake_at)
         if plan.publish is not None:
             c.publish(plan.publish)
         for name in plan.create_pods:
@@ -44,6 +59,10 @@ class SegueController:
             c.delete(name)
         self.memory = plan.memory
         self.conditions = {x.type: x for x in plan.assessment.conditions}
+        self.watched = (
+            c.replicas,
+            tuple((n, p.up(now), p.applied) for n, p in sorted(c.pods.items())),
+        )
 
     def quiet(self, c: Cluster, now: float) -> bool:
         p = self.last
