@@ -1,10 +1,9 @@
 """A lag-threshold autoscaler as KEDA's Apache Kafka scaler does it, moving tasks eagerly.
 
-KEDA (https://keda.sh/docs/2.13/scalers/apache-kafka/: ``lagThreshold`` "Average target
-value", default 10; ``activationLagThreshold`` default 0; ScaledObject ``pollingInterval``
-30 s) reads the consumer group's total
-records lag every ``pollingInterval`` (30 s) and feeds it to an HPA as an
-``AverageValue`` target of ``lagThreshold`` per replica, so the HPA wants
+KEDA (https://keda.sh/docs/2.13/scalers/apache-kafka/: ``lagThreshold``, the "average
+target value", defaults to 10, ``activationLagThreshold`` to 0) reads the consumer
+group's total records lag every ScaledObject ``pollingInterval`` (30 s) and feeds it to
+an HPA as an ``AverageValue`` target of ``lagThreshold`` per replica, so the HPA wants
 ``ceil(totalLag / lagThreshold)`` replicas, clamped to ``[minReplicaCount,
 maxReplicaCount]`` and, with ``allowIdleConsumers: false`` (the default), to the
 partition count. Below ``activationLagThreshold`` it wants the minimum. The HPA scales up
@@ -42,10 +41,14 @@ class KedaController:
     next_poll: float = 0.0
     recommendations: deque[tuple[float, int]] = field(default_factory=deque)
 
+    owned: int | None = None  # the replicas this autoscaler last set
+
     def step(self, c: Cluster, now: float) -> None:
+        if self.owned is not None:
+            c.replicas = self.owned  # a scenario's scale event is overridden at once
         if now >= self.next_poll:
             self.next_poll = now + self.polling_interval
-            c.replicas = self.replicas(c, now)
+            self.owned = c.replicas = self.replicas(c, now)
         self.mover.step(c, now)
 
     def quiet(self, c: Cluster, now: float) -> bool:
