@@ -19,7 +19,7 @@ from .state import Cluster, Pod
 
 
 def advance(c: Cluster, now: float, tick: float, rate: float, meter: Meter) -> None:
-    """Move ``c`` from ``now`` to ``now + tick`` with ``rate`` input records/s per task."""
+    """Move ``c`` from ``now`` to ``now + tick``; ``rate``: records/s per initial partition."""
     held = c.published.members if c.published else {}
     up = {n: p for n, p in c.pods.items() if p.up(now)}
     for name, pod in up.items():
@@ -39,9 +39,10 @@ def advance(c: Cluster, now: float, tick: float, rate: float, meter: Meter) -> N
                 pod.restored[t] = pod.restored.get(t, 0.0) + gained
                 meter.restored(gained * task.record_bytes)
     serving = {t: p for t, p in c.running.items() if p in up and _current(c, up[p], t)}
-    share = _capacity(c, serving, tick, rate * tick)
+    inflow = c.inflow(rate)
+    share = _capacity(c, serving, tick, inflow)
     for t, task in c.tasks.items():
-        arrived = rate * tick
+        arrived = inflow[t] * tick
         cap = share.get(t, 0.0)
         processed = min(cap, task.backlog + arrived)
         meter.processed(processed, late=min(processed, task.backlog))
@@ -57,7 +58,9 @@ def _current(c: Cluster, pod: Pod, task: str) -> bool:
     return not c.tasks[task].stateful or c.lag(pod, task) < 1e-9
 
 
-def _capacity(c: Cluster, serving: dict[str, str], tick: float, arrived: float) -> dict[str, float]:
+def _capacity(
+    c: Cluster, serving: dict[str, str], tick: float, inflow: dict[str, float]
+) -> dict[str, float]:
     """Each pod's ``pod_rate * tick`` split over its serving tasks by water-filling demand."""
     by_pod: dict[str, list[str]] = {}
     for t, p in serving.items():
@@ -65,9 +68,9 @@ def _capacity(c: Cluster, serving: dict[str, str], tick: float, arrived: float) 
     out: dict[str, float] = {}
     for ts in by_pod.values():
         left = c.pod_rate * tick
-        ts.sort(key=lambda t: c.tasks[t].backlog)
+        ts.sort(key=lambda t: c.tasks[t].backlog + inflow[t] * tick)
         for i, t in enumerate(ts):
-            demand = c.tasks[t].backlog + arrived
+            demand = c.tasks[t].backlog + inflow[t] * tick
             give = min(demand, left / (len(ts) - i))
             out[t] = give
             left -= give

@@ -42,7 +42,7 @@ def simulate(
     for i in range(steps):
         now = i * tick
         while events and events[0].at <= now:
-            _happen(c, events.pop(0))
+            _happen(c, events.pop(0), controller.maps_partitions)
             meter.disturbance(now)
             stateful = {t for t, x in c.tasks.items() if x.stateful}
         before, restored = c.published, meter.bytes
@@ -60,13 +60,17 @@ def simulate(
     return _outcome(scenario, controller.name, meter)
 
 
-def _happen(c: Cluster, event: ScaleTo | PodLost | PartitionsExpanded) -> None:
+def _happen(c: Cluster, event: ScaleTo | PodLost | PartitionsExpanded, maps: bool) -> None:
+    """``maps``: the policy keeps a stateful sub-topology's tasks on an expansion (seed 004)."""
     if isinstance(event, ScaleTo):
         c.replicas = event.replicas
     elif isinstance(event, PodLost):
         c.delete(pod_name(c.app, event.ordinal))
     else:
+        c.sources[event.subtopology] = event.partitions
         like = next(t for t in c.tasks.values() if t.subtopology == event.subtopology)
+        if maps and like.stateful:
+            return  # the same tasks read more partitions: partition p -> task p mod count
         for p in range(event.partitions):
             c.tasks.setdefault(
                 task_id(event.subtopology, p),

@@ -51,7 +51,19 @@ class Cluster:
     published: Published | None = None
     running: dict[str, str] = field(default_factory=dict)  # task -> pod processing it
     eager: bool = False  # a new generation stops every task, not only the moved ones
-    publishes: int = 0
+    initial: dict[int, int] = field(default_factory=dict)  # sub-topology -> partitions at t=0
+    sources: dict[int, int] = field(default_factory=dict)  # ... and now (expansions)
+
+    def inflow(self, rate: float) -> dict[str, float]:
+        """Input records/s per task: a sub-topology's total input (``rate`` per initial
+        partition; an expansion spreads the same producers wider) over its tasks."""
+        count: dict[int, int] = {}
+        for task in self.tasks.values():
+            count[task.subtopology] = count.get(task.subtopology, 0) + 1
+        return {
+            t: rate * self.initial[x.subtopology] / count[x.subtopology]
+            for t, x in self.tasks.items()
+        }
 
     def next_generation(self, members: dict[str, Roles]) -> Published:
         return Published((self.published.generation if self.published else 0) + 1, members)
@@ -63,7 +75,6 @@ class Cluster:
             if self.eager or owner.get(t) != p:
                 del self.running[t]
         self.published = new
-        self.publishes += 1
 
     def create(self, name: str, now: float) -> None:
         if name not in self.pods:
@@ -91,6 +102,7 @@ def initial(scenario: Scenario) -> Cluster:
     """The app at t=0: ``replicas`` pods up, tasks dealt round-robin, every store current."""
     c = Cluster(scenario.app, scenario.replicas, scenario.startup_delay, scenario.pod_rate)
     for sub in scenario.subtopologies:
+        c.initial[sub.id] = c.sources[sub.id] = sub.partitions
         for p in range(sub.partitions):
             size = sub.state_bytes[p] if sub.stateful else 0
             c.tasks[task_id(sub.id, p)] = Task(

@@ -9,6 +9,9 @@ from segue.pipeline.state import Cluster
 
 class Controller(Protocol):
     name: str
+    # On a partition expansion, does a stateful sub-topology keep its tasks (Segue, seed
+    # 004's mapping) or gain new empty ones (the baselines: see docs/pipeline.md)?
+    maps_partitions: bool
 
     def step(self, c: Cluster, now: float) -> None:
         """Look at ``c`` at ``now`` and act: publish, create and delete pods."""
@@ -34,7 +37,8 @@ def balanced(c: Cluster, now: float) -> bool:
         return False
     owners = c.owners()
     return all(
-        c.running.get(t) == owners.get(t)
+        t in owners
+        and c.running.get(t) == owners[t]
         and (not task.stateful or c.lag(c.pods[owners[t]], t) < 1e-9)
         for t, task in c.tasks.items()
     )

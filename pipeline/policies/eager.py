@@ -22,6 +22,7 @@ from .group import Group, sticky_balanced
 @dataclass
 class EagerController:
     name: str = "eager"
+    maps_partitions: bool = False
     group: Group = field(default_factory=Group)
 
     def step(self, c: Cluster, now: float) -> None:

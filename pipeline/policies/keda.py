@@ -31,6 +31,7 @@ STABILIZATION_WINDOW = 300.0
 @dataclass
 class KedaController:
     name: str = "keda"
+    maps_partitions: bool = False
     lag_threshold: float = LAG_THRESHOLD
     activation_lag_threshold: float = 0.0
     min_replicas: int = 1

@@ -32,6 +32,7 @@ PROBING_REBALANCE_INTERVAL = 600.0
 @dataclass
 class Kip441Controller:
     name: str = "kip441"
+    maps_partitions: bool = False
     acceptable_recovery_lag: int = ACCEPTABLE_RECOVERY_LAG
     max_warmup_replicas: int = MAX_WARMUP_REPLICAS
     probing_interval: float = PROBING_REBALANCE_INTERVAL

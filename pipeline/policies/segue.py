@@ -35,6 +35,7 @@ def store_name(sub: int) -> str:
 class SegueController:
     policy: Policy = field(default_factory=Policy)
     name: str = "segue"
+    maps_partitions: bool = True
     memory: Memory = field(default_factory=Memory)
     conditions: dict[str, Condition] = field(default_factory=dict)
     last: Plan | None = None
@@ -82,10 +83,11 @@ class SegueController:
                     stores,
                     tuple(changelog_topic(c.app, s) for s in stores),
                 )
-            topic = source_topic(c.app, sid)
-            partitions[topic] = max(partitions.get(topic, 0), task.partition + 1)
+            partitions[source_topic(c.app, sid)] = c.sources[sid]
             if task.stateful:
-                ends[(changelog_topic(c.app, store_name(sid)), task.partition)] = int(task.end)
+                changelog = changelog_topic(c.app, store_name(sid))
+                partitions[changelog] = max(partitions.get(changelog, 0), task.partition + 1)
+                ends[(changelog, task.partition)] = int(task.end)
         return World(
             now=now,
             app=c.app,

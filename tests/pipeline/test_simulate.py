@@ -104,3 +104,31 @@ def test_the_simulator_emits_valid_history_rows() -> None:
     assert sum(r.handovers for r in rows) == 4
     assert sum(r.bytes_restored for r in rows) == 4 * S
     assert any(c.role == "learning" for r in rows for c in r.copies)
+
+
+def test_new_partitions_are_not_balanced_until_owned() -> None:
+    s = scale_out(replicas=2, to=2, duration=30)
+    stateless = s.subtopologies[0].model_copy(update={"state_bytes": []})
+    s = s.model_copy(
+        update={
+            "subtopologies": [stateless],
+            "events": [PartitionsExpanded(at=10, subtopology=0, partitions=16)],
+        }
+    )
+    out = simulate(s, SegueController(idle_interval=60.0))  # it will not look again in time
+    assert out.balance_times == (None,)
+    assert simulate(s, SegueController()).time_to_balance is not None
+
+
+def test_segue_keeps_a_stateful_sub_topology_s_tasks_on_expansion() -> None:
+    s = scale_out(replicas=2, to=2, duration=60)
+    s = s.model_copy(update={"events": [PartitionsExpanded(at=10, subtopology=0, partitions=16)]})
+    tasks: dict[str, int] = {}
+    for controller in (SegueController(), EagerController()):
+        rows: list[HistoryRecord] = []
+        out = simulate(s, controller, record=rows.append)
+        assert out.time_to_balance is not None
+        tasks[controller.name] = len({c.task for c in rows[-1].copies if c.role == "active"})
+        assert out.generations_published == 1  # Segue's: the partition map; eager's: new tasks
+    # seed 004: partition p goes to task p mod 8; Kafka Streams gets 8 new, empty tasks
+    assert tasks == {"segue": 8, "eager": 16}
