@@ -36,7 +36,7 @@ def snapshot(c: Cluster, now: float, handovers: int, restored: float) -> History
             member=m,
             role=role,
             lag=int(c.lag(c.pods[m], t)) if m in c.pods and c.tasks[t].stateful else 0,
-            restore_rate=c.tasks[t].restore_rate,
+            restore_rate=c.restoring.get((m, t), 0.0),
         )
         for m, r in held.items()
         for role, ts in (("active", r.active), ("standby", r.standby), ("learning", r.learning))

@@ -22,6 +22,7 @@ def advance(c: Cluster, now: float, tick: float, rate: float, meter: Meter) -> N
     """Move ``c`` from ``now`` to ``now + tick``; ``rate``: records/s per initial partition."""
     held = c.published.members if c.published else {}
     up = {n: p for n, p in c.pods.items() if p.up(now)}
+    c.restoring = {}
     for name, pod in up.items():
         roles = held.get(name)
         if roles is None or pod.applied != (c.published.generation if c.published else 0):
@@ -37,6 +38,7 @@ def advance(c: Cluster, now: float, tick: float, rate: float, meter: Meter) -> N
             gained = min(c.lag(pod, t), task.restore_rate * tick)
             if gained > 0:
                 pod.restored[t] = pod.restored.get(t, 0.0) + gained
+                c.restoring[(name, t)] = gained / tick
                 meter.restored(gained * task.record_bytes)
     serving = {t: p for t, p in c.running.items() if p in up and _current(c, up[p], t)}
     inflow = c.inflow(rate)

@@ -51,6 +51,7 @@ class Cluster:
     published: Published | None = None
     running: dict[str, str] = field(default_factory=dict)  # task -> pod processing it
     eager: bool = False  # a new generation stops every task, not only the moved ones
+    restoring: dict[tuple[str, str], float] = field(default_factory=dict)  # last tick's rates
     initial: dict[int, int] = field(default_factory=dict)  # sub-topology -> partitions at t=0
     sources: dict[int, int] = field(default_factory=dict)  # ... and now (expansions)
 

@@ -103,7 +103,11 @@ def test_the_simulator_emits_valid_history_rows() -> None:
     assert gens[-1] > gens[0]
     assert sum(r.handovers for r in rows) == 4
     assert sum(r.bytes_restored for r in rows) == 4 * S
-    assert any(c.role == "learning" for r in rows for c in r.copies)
+    learning = [c for r in rows for c in r.copies if c.role == "learning"]
+    assert learning
+    # 0 in the tick before its pod applies the generation and once it has caught up
+    assert {c.restore_rate for c in learning} == {0.0, 20_000.0}
+    assert all(c.restore_rate == 0 for r in rows for c in r.copies if c.role == "active")
 
 
 def test_new_partitions_are_not_balanced_until_owned() -> None:
