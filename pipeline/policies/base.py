@@ -8,6 +8,8 @@ from segue.pipeline.state import Cluster
 
 
 class Controller(Protocol):
+    """A policy's running state: use a fresh one for every run."""
+
     name: str
     # On a partition expansion, does a stateful sub-topology keep its tasks (Segue, seed
     # 004's mapping) or gain new empty ones (the baselines: see docs/pipeline.md)?

@@ -44,8 +44,7 @@ class SegueController:
     watched: tuple[object, ...] = ()
 
     def step(self, c: Cluster, now: float) -> None:
-        watched = (c.replicas, tuple((n, p.up(now), p.applied) for n, p in sorted(c.pods.items())))
-        if watched == self.watched and now < self.next_look:
+        if _watched(c, now) == self.watched and now < self.next_look:
             return
         plan = decide(self.world(c, now))
         self.last = plan
@@ -60,10 +59,7 @@ class SegueController:
             c.delete(name)
         self.memory = plan.memory
         self.conditions = {x.type: x for x in plan.assessment.conditions}
-        self.watched = (
-            c.replicas,
-            tuple((n, p.up(now), p.applied) for n, p in sorted(c.pods.items())),
-        )
+        self.watched = _watched(c, now)
 
     def quiet(self, c: Cluster, now: float) -> bool:
         p = self.last
@@ -129,3 +125,8 @@ class SegueController:
             offsets=offsets if up else {},
             state_bytes=sizes if up else {},
         )
+
+
+def _watched(c: Cluster, now: float) -> tuple[object, ...]:
+    """What the operator's watches see: the spec's replicas, each pod's phase and generation."""
+    return (c.replicas, tuple((n, p.up(now), p.applied) for n, p in sorted(c.pods.items())))
