@@ -1,11 +1,11 @@
 """The eager (stop-the-world) baseline: Kafka Streams before KIP-429/KIP-441.
 
 Every rebalance revokes every task from every member before any is reassigned (the
-eager rebalance protocol, KIP-429's "Motivation"), so each membership change stops the
-whole app for the rebalance; a task that lands on a member without its state restores
-it from the changelog before it processes (KIP-441's "Motivation": "the new owner must
-restore ... before it can resume processing"). The target is balanced and sticky.
-No standbys (``num.standby.replicas`` defaults to 0).
+eager rebalance protocol that KIP-429's incremental cooperative rebalancing replaced),
+so each membership change stops the whole app for the rebalance; a task that lands on a
+member without its state replays its changelog before it processes (the restore stall
+KIP-441 and seed 000 set out to remove). The target is balanced and sticky. No
+standbys (``num.standby.replicas`` defaults to 0).
 """
 
 from __future__ import annotations
