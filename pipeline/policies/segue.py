@@ -1,0 +1,132 @@
+"""Segue's policy: the operator's real scaling state machine, driven with simulated worlds.
+
+Each tick builds a :class:`~segue.operator.scaling.World` from the cluster exactly as
+the operator's shell does from the API server and Kafka (pods, the generation each
+applied, its roles, changelog offsets per store, changelog end offsets), calls
+:func:`segue.operator.scaling.decide` and carries the :class:`Plan` out in its order:
+publish, create pods, delete pods. Nothing of the decision is copied here.
+
+It looks as often as the operator does (docs/operator.md, "Watching and timing"): every
+tick while the last plan was busy (``--busy-interval`` is 0.5 s, under a tick), every
+``idle_interval`` (5 s) when settled, at the plan's ``wake_at``, and at once when a
+watch would wake it: ``spec.replicas`` changed or a pod appeared, vanished, started or
+applied a generation. New partitions are seen on the next look, as Kafka's metadata is.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from segue.operator.scaling import Condition, Memory, Plan, PodObs, Policy, World, decide
+from segue.pipeline.state import Cluster, Pod
+from segue.protocol.names import changelog_topic
+from segue.protocol.topology import SubTopologyDescription
+
+
+def source_topic(app: str, sub: int) -> str:
+    return f"{app}-in-{sub}"
+
+
+def store_name(sub: int) -> str:
+    return f"store-{sub}"
+
+
+@dataclass
+class SegueController:
+    policy: Policy = field(default_factory=Policy)
+    name: str = "segue"
+    maps_partitions: bool = True
+    memory: Memory = field(default_factory=Memory)
+    conditions: dict[str, Condition] = field(default_factory=dict)
+    last: Plan | None = None
+    idle_interval: float = 5.0
+    next_look: float = 0.0
+    watched: tuple[object, ...] = ()
+
+    def step(self, c: Cluster, now: float) -> None:
+        if _watched(c, now) == self.watched and now < self.next_look:
+            return
+        plan = decide(self.world(c, now))
+        self.last = plan
+        self.next_look = now if plan.busy else now + self.idle_interval
+        if plan.wake_at is not None:
+            self.next_look = min(self.next_look, plan.wake_at)
+        if plan.publish is not None:
+            c.publish(plan.publish)
+        for name in plan.create_pods:
+            c.create(name, now)
+        for name in plan.delete_pods:
+            c.delete(name)
+        self.memory = plan.memory
+        self.conditions = {x.type: x for x in plan.assessment.conditions}
+        self.watched = _watched(c, now)
+
+    def quiet(self, c: Cluster, now: float) -> bool:
+        p = self.last
+        return p is not None and not p.busy and p.publish is None and not p.create_pods
+
+    def world(self, c: Cluster, now: float) -> World:
+        subs: dict[int, SubTopologyDescription] = {}
+        partitions: dict[str, int] = {}
+        ends: dict[tuple[str, int], int] = {}
+        for task in c.tasks.values():
+            sid = task.subtopology
+            if sid not in subs:
+                stores = (store_name(sid),) if task.stateful else ()
+                subs[sid] = SubTopologyDescription(
+                    sid,
+                    (source_topic(c.app, sid),),
+                    stores,
+                    tuple(changelog_topic(c.app, s) for s in stores),
+                )
+            partitions[source_topic(c.app, sid)] = c.sources[sid]
+            if task.stateful:
+                changelog = changelog_topic(c.app, store_name(sid))
+                partitions[changelog] = max(partitions.get(changelog, 0), task.partition + 1)
+                ends[(changelog, task.partition)] = int(task.end)
+        return World(
+            now=now,
+            app=c.app,
+            application_id=c.app,
+            replicas=c.replicas,
+            policy=self.policy,
+            subtopologies=tuple(subs[s] for s in sorted(subs)),
+            partitions=partitions,
+            end_offsets=ends,
+            published=c.published,
+            pods={n: self._observe(c, p, now) for n, p in c.pods.items()},
+            memory=self.memory,
+            conditions=dict(self.conditions),
+        )
+
+    def _observe(self, c: Cluster, pod: Pod, now: float) -> PodObs:
+        up = pod.up(now)
+        roles: dict[str, str] = {}
+        held = c.published.members.get(pod.name) if c.published else None
+        if up and held is not None and c.published and pod.applied == c.published.generation:
+            roles.update({t: "active" for t in held.active})
+            roles.update({t: "standby" for t in held.standby})
+            roles.update({t: "learning" for t in held.learning})
+        offsets = {
+            t: {store_name(c.tasks[t].subtopology): int(off)}
+            for t, off in pod.restored.items()
+            if t in c.tasks
+        }
+        sizes = {
+            t: int(off * c.tasks[t].record_bytes) for t, off in pod.restored.items() if t in c.tasks
+        }
+        return PodObs(
+            name=pod.name,
+            running=up,
+            ready=up,
+            reporting=up,
+            generation=(pod.applied or None) if up else None,
+            roles=roles,
+            offsets=offsets if up else {},
+            state_bytes=sizes if up else {},
+        )
+
+
+def _watched(c: Cluster, now: float) -> tuple[object, ...]:
+    """What the operator's watches see: the spec's replicas, each pod's phase and generation."""
+    return (c.replicas, tuple((n, p.up(now), p.applied) for n, p in sorted(c.pods.items())))

@@ -1,0 +1,28 @@
+"""Small hand-made scenarios the pipeline tests share."""
+
+from __future__ import annotations
+
+from segue.pipeline.scenario import LoadStep, ScaleTo, Scenario, ScenarioEvent, SubTopology
+
+S = 100_000_000  # bytes of state per task: 100,000 changelog records of 1,000 bytes
+
+
+def scale_out(
+    replicas: int = 2, to: int = 4, partitions: int = 8, duration: float = 300.0
+) -> Scenario:
+    """``partitions`` stateful tasks of S bytes each, restored at 20,000 records/s."""
+    events: list[ScenarioEvent] = [ScaleTo(at=10, replicas=to)]
+    return Scenario(
+        name=f"scale-{replicas}-{to}",
+        app="wc",
+        replicas=replicas,
+        duration=duration,
+        startup_delay=20,
+        subtopologies=[
+            SubTopology(
+                id=0, partitions=partitions, state_bytes=[S] * partitions, record_bytes=1_000
+            )
+        ],
+        load=[LoadStep(at=0, rate=100)],
+        events=events,
+    )
