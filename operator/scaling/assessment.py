@@ -61,7 +61,11 @@ def assess(f: Facts) -> Assessment:
     present = [s for s in summaries if s.name in f.pods and not f.pods[s.name].terminating]
     learning = sum(s.learning for s in summaries)
     degraded = bool(f.degradations)
-    scaling = f.scaling_reason is not None
+    reason, message = f.scaling_reason, f.scaling_message
+    live = sorted(n for n, p in f.pods.items() if not p.terminating)
+    if f.suspended and reason is None and live:  # released, but pods not gone yet
+        reason, message = "Suspending", f"{len(live)} pod(s) still to go: {', '.join(live)}"
+    scaling = reason is not None
     suspended = f.suspended and not scaling and not degraded and not f.members
     balanced = suspended or (not scaling and not degraded and f.generation > 0 and f.pending == 0)
     conditions = (
@@ -78,8 +82,8 @@ def assess(f: Facts) -> Assessment:
         Condition(
             "Scaling",
             "True" if scaling else "False",
-            f.scaling_reason or "Idle",
-            f.scaling_message if scaling else "no scale action in flight",
+            reason or "Idle",
+            message if scaling else "no scale action in flight",
         ),
         Condition(
             "Degraded",

@@ -32,7 +32,7 @@ from .model import (
 )
 from .placement import build_request, cheapest_to_remove, lags, place
 from .publication import publication
-from .rollout import Rollout, handing_over, plan_rollout, restarts
+from .rollout import Rollout, handing_over, plan_rollout, restart_events, restarts
 from .roster import Roster, plan_roster
 
 
@@ -95,7 +95,7 @@ def decide(world: World) -> Plan:
     events += membership_events(world, forced, departed, expired)
     restart = restarts(world, rollout, placed)
     roster.delete.extend(restart)  # recreated from the new template; the claim stays
-    events += [Event("Normal", "PodRestarting", f"{m}: tasks handed over") for m in restart]
+    events += restart_events(world, rollout, restart)
 
     in_force = publish or published
     handovers, done, moved = track_handovers(world, publish, in_force)

@@ -94,6 +94,19 @@ def plan_rollout(world: World, members: list[str], quiet: bool) -> Rollout:
     return Rollout(rolling, outdated, updated, tuple(events), in_place)
 
 
+def restart_events(world: World, rollout: Rollout, restart: list[str]) -> list[Event]:
+    """Say what each restart is: after a handover, or in place with its tasks."""
+    how = (
+        "restarts in place with its tasks (no other pod to hand them to)"
+        if rollout.in_place
+        else "handed its tasks over and restarts"
+    )
+    return [
+        Event("Normal", "PodRestarting", f"{m} {how} onto template {world.template_hash}")
+        for m in restart
+    ]
+
+
 def handing_over(rollout: Rollout) -> set[str]:
     """The members the assignor must treat as leaving (none when a lone pod restarts)."""
     return set() if rollout.in_place else set(rollout.rolling)

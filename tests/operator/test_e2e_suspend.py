@@ -15,7 +15,7 @@ from confluent_kafka.admin import AdminClient
 from prometheus_client.parser import text_string_to_metric_families
 
 from segue.operator.observe.scrape import http_get
-from segue.protocol.names import METRICS_PATH, changelog_topic
+from segue.protocol.names import DEFAULT_METRICS_PORT, METRICS_PATH, changelog_topic
 from segue.protocol.reports import RECORDS_RESTORED
 from tests.worker.harness import produce
 
@@ -79,7 +79,7 @@ def restored(apps: Apps, name: str) -> int:
     """Changelog records the app's pods have replayed into their stores since they started."""
     total = 0.0
     for pod in apps.pods(name).values():
-        page = http_get(pod.status.pod_ip, 9400, METRICS_PATH, 5).decode()
+        page = http_get(pod.status.pod_ip, DEFAULT_METRICS_PORT, METRICS_PATH, 5).decode()
         for family in text_string_to_metric_families(page):
             if family.name == RECORDS_RESTORED:
                 total += sum(s.value for s in family.samples if s.name.endswith("_total"))

@@ -32,6 +32,9 @@ def test_scale_to_zero_hands_every_task_off_before_any_pod_goes_then_resumes() -
     assert plan.publish.generation == released + 1
     assert sorted(plan.delete_pods) == ["wc-0", "wc-1"]
     assert sorted(plan.delete_claims) == ["wc-0", "wc-1"]  # retention Delete (the default)
+    # the pods are being deleted, not gone: not Suspended yet, and it says so
+    assert plan.assessment.phase == "Scaling"
+    assert plan.assessment.condition("Scaling").reason == "Suspending"
     plan = sim.run()
     assert plan.assessment.phase == "Suspended"
     assert plan.assessment.replicas == 0
