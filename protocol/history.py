@@ -76,7 +76,7 @@ class HistoryRecord(_Row):
     subtopologies: list[SubTopologyRecord] = Field(default_factory=list)  # empty: unknown
     members: list[MemberRecord] = Field(default_factory=list)
     copies: list[CopyRecord] = Field(default_factory=list)
-    tasks: list[TaskRecord] = Field(default_factory=list)  # stateful tasks only
+    tasks: list[TaskRecord] = Field(default_factory=list)  # stateful, or with processing known
     handovers: int = Field(default=0, ge=0)  # tasks that changed active owner this step
     records_restored: int = Field(default=0, ge=0)  # changelog records every copy restored
     bytes_restored: int = Field(default=0, ge=0)  # their key+value bytes, this step
