@@ -54,23 +54,25 @@ def step_record(
     before = seen.counters if seen else {}
     delta = {k: _since(v, before.get(k)) for k, v in counters.items()}
     members = _members(world, plan, after)
-    signature = (
-        after.generation if after else 0,
-        world.replicas,
-        tuple(
-            (m.name, m.state, tuple(m.active), tuple(m.standby), tuple(m.learning)) for m in members
-        ),
-    )
-    restored = sum(d[0] for d in delta.values())
-    acted = plan.publish is not None or plan.create_pods or plan.delete_pods
-    if seen is not None and signature == seen.signature and not restored and not acted:
-        return None, seen
     inventory = (
         take_inventory(world.subtopologies, world.partitions, world.published)
         if world.subtopologies is not None
         else None
     )
     dt = world.now - seen.time if seen else 0.0
+    copies = _copies(world, after, inventory=inventory, reports=reports, delta=delta, dt=dt)
+    signature = (
+        after.generation if after else 0,
+        world.replicas,
+        tuple(
+            (m.name, m.state, tuple(m.active), tuple(m.standby), tuple(m.learning)) for m in members
+        ),
+        tuple((c.task, c.member, c.lag == 0) for c in copies),  # a copy caught up
+    )
+    restored = sum(d[0] for d in delta.values())
+    acted = plan.publish is not None or plan.create_pods or plan.delete_pods
+    if seen is not None and signature == seen.signature and not restored and not acted:
+        return None, seen
     row = HistoryRecord(
         namespace=namespace,
         app=world.app,
@@ -79,7 +81,7 @@ def step_record(
         generation=after.generation if after else 0,
         subtopologies=_subtopologies(inventory),
         members=members,
-        copies=_copies(world, after, inventory, delta, dt),
+        copies=copies,
         tasks=_tasks(inventory, reports, delta if seen else None),
         handovers=handovers(world.published, plan.publish),
         records_restored=restored,
@@ -144,18 +146,27 @@ def _members(world: World, plan: Plan, after: Published | None) -> list[MemberRe
 def _copies(
     world: World,
     after: Published | None,
+    *,
     inventory: Inventory | None,
+    reports: Mapping[str, WorkerReport],
     delta: Mapping[tuple[str, str], tuple[int, ...]],
     dt: float,
 ) -> list[CopyRecord]:
+    """Each copy's lag as the operator computes it, except that an active its worker runs
+    is current (the offsets past its store are its transactions' commit markers)."""
     held = after.members if after else {}
     behind = lags(world, inventory, held) if inventory else {}
+
+    def running(m: str, t: str) -> bool:
+        report = reports.get(m)
+        return report is not None and report.states.get(t) == "running"
+
     return [
         CopyRecord(
             task=t,
             member=m,
             role=role,
-            lag=behind.get(m, {}).get(t, 0),
+            lag=0 if role == "active" and running(m, t) else behind.get(m, {}).get(t, 0),
             restore_rate=delta.get((m, t), (0,))[0] / dt if dt > 0 else 0.0,
         )
         for m, r in sorted(held.items())

@@ -11,7 +11,7 @@ that replays them (docs/pipeline.md, "From a history to a scenario"). Per app
 - sub-topologies and their task counts come from ``subtopologies`` (else from the task
   ids); a stateful task's state is its changelog as last recorded up to the first
   disturbance, its record size the sub-topology's bytes over records;
-- the restore rate is the fastest a copy was seen restoring, the startup delay the
+- the restore rate is the median copy's (over its restoring span), the startup delay the
   median of the pods that appeared (the step that created one to the first step that
   saw it running), the pod rate the most a member was seen processing, the load what
   the first sub-topology processed per partition between rows (a lower bound when the
@@ -54,7 +54,8 @@ def to_scenario(rows: Sequence[HistoryRecord], *, tail: float = TAIL) -> Scenari
     start = _start(rows, disturbed)
     rows = rows[start:]
     t0 = rows[0].time
-    state = _state(rows[: (disturbed - start + 1) if disturbed is not None else 1])
+    early = rows[: (disturbed - start + 1) if disturbed is not None else 1]
+    state = _state(early)
     events: list[ScenarioEvent] = []
     for before, row in itertools.pairwise(rows):
         at = round(row.time - t0, 6)
@@ -63,7 +64,8 @@ def to_scenario(rows: Sequence[HistoryRecord], *, tail: float = TAIL) -> Scenari
         events.extend(PodLost(at=at, ordinal=o) for o in _lost(before, row))
     name = f"{rows[0].namespace}/{rows[0].app}" if rows[0].namespace else rows[0].app
     delay = startup_delays(rows)
-    load = load_steps(rows, t0)
+    # what was processed before the first disturbance is in the state read at it
+    load = load_steps(rows[(disturbed - start) if disturbed is not None else 0 :], t0)
     return Scenario(
         name=name,
         app=rows[0].app,
@@ -71,7 +73,7 @@ def to_scenario(rows: Sequence[HistoryRecord], *, tail: float = TAIL) -> Scenari
         duration=max(rows[-1].time - t0, 0.0) + tail,
         pod_rate=pod_rate(rows) or Scenario.model_fields["pod_rate"].default,
         startup_delay=statistics.median(delay) if delay else 20.0,
-        subtopologies=_subtopologies(rows, state),
+        subtopologies=_subtopologies(rows, early, state),
         load=load or [LoadStep(at=0, rate=0.0)],
         events=events,
     )
@@ -152,9 +154,12 @@ def _state_of(row: HistoryRecord, name: str) -> str:
 
 
 def _subtopologies(
-    rows: Sequence[HistoryRecord], state: dict[str, TaskRecord]
+    rows: Sequence[HistoryRecord], early: Sequence[HistoryRecord], state: dict[str, TaskRecord]
 ) -> list[SubTopology]:
-    described = next((r.subtopologies for r in rows if r.subtopologies), [])
+    # the topology as last recorded up to the first disturbance (internal topics, and so
+    # sub-topologies, appear once the workers created them), else as first recorded
+    known = [r.subtopologies for r in early if r.subtopologies]
+    described = known[-1] if known else next((r.subtopologies for r in rows if r.subtopologies), [])
     shape = {s.id: (s.tasks, s.stateful) for s in described}
     if not shape:
         for t in _task_ids(rows):

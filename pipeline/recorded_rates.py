@@ -10,6 +10,7 @@ not a mean. A rate nothing shows is 0.0 (the caller falls back to a default).
 from __future__ import annotations
 
 import itertools
+import statistics
 from collections.abc import Sequence
 
 from segue.protocol.history import HistoryRecord
@@ -23,8 +24,20 @@ def _sub(task: str) -> int:
 
 
 def restore_rate(rows: Sequence[HistoryRecord], sub: int) -> float:
-    """The fastest any copy of ``sub``'s tasks was seen restoring, records/s."""
-    return max((c.restore_rate for r in rows for c in r.copies if _sub(c.task) == sub), default=0.0)
+    """How fast a copy of ``sub``'s tasks restores, records/s: per copy, the records it
+    restored over the span from the row before its first progress to its last (a paced
+    restore measured over its whole run, not over one short gap), the median over copies
+    (a copy seen restoring in one short gap only is a burst, not a rate)."""
+    spans: dict[tuple[str, str], list[float]] = {}  # copy -> [records, from, to]
+    for before, row in itertools.pairwise(rows):
+        dt = row.time - before.time
+        for c in row.copies:
+            if c.restore_rate > 0 and dt > 0 and _sub(c.task) == sub:
+                span = spans.setdefault((c.member, c.task), [0.0, before.time, row.time])
+                span[0] += c.restore_rate * dt
+                span[2] = row.time
+    rates = [n / (end - start) for n, start, end in spans.values()]
+    return statistics.median(rates) if rates else 0.0
 
 
 def pod_rate(rows: Sequence[HistoryRecord]) -> float:

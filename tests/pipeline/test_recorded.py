@@ -90,8 +90,8 @@ def test_literal_rows_become_their_scenario() -> None:
             restore_rate=900,
         ),
     ]
-    # 500 records per input task from 1010 to 1015; no later row says otherwise
-    assert s.load == [LoadStep(at=0, rate=100)]
+    # 500 records per input task from 1010 to 1015, before the scale: in the state by then
+    assert s.load == [LoadStep(at=0, rate=0)]
     assert s.pod_rate == 100  # each member processed 500 records in those 5 s
 
 
