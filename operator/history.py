@@ -68,6 +68,7 @@ def step_record(
             (m.name, m.state, tuple(m.active), tuple(m.standby), tuple(m.learning)) for m in members
         ),
         tuple((c.task, c.member, c.lag == 0) for c in copies),  # a copy caught up
+        _balanced(plan),
     )
     restored = sum(d[0] for d in delta.values())
     acted = plan.publish is not None or plan.create_pods or plan.delete_pods
@@ -86,8 +87,13 @@ def step_record(
         handovers=handovers(world.published, plan.publish),
         records_restored=restored,
         bytes_restored=sum(d[1] for d in delta.values()),
+        balanced=_balanced(plan),
     )
     return row, Seen(world.now, signature, counters)
+
+
+def _balanced(plan: Plan) -> bool:
+    return plan.assessment.condition("Balanced").status == "True"
 
 
 def handovers(before: Published | None, after: Published | None) -> int:

@@ -22,7 +22,9 @@ from segue.protocol.tasks import task_sort_key
 from .state import Cluster
 
 
-def snapshot(c: Cluster, now: float, handovers: int, restored: float) -> HistoryRecord:
+def snapshot(
+    c: Cluster, now: float, handovers: int, restored: float, *, balanced: bool = False
+) -> HistoryRecord:
     held = c.published.members if c.published else {}
     members = []
     for name in sorted(set(held) | set(c.pods)):
@@ -75,6 +77,7 @@ def snapshot(c: Cluster, now: float, handovers: int, restored: float) -> History
         handovers=handovers,
         records_restored=round(_records(c, restored)),
         bytes_restored=round(restored),
+        balanced=balanced,
     )
 
 

@@ -16,6 +16,7 @@ that replays them (docs/pipeline.md, "From a history to a scenario"). Per app
   saw it running), the pod rate the most a member was seen processing, the load what
   the first sub-topology processed per partition between rows (a lower bound when the
   app fell behind), the changelog ratio changelog growth over records processed;
+- the assignment at the start is the calm's last row's (the layout the disturbance met);
 - a scale event wherever ``spec_replicas`` changed, a pod loss wherever a running
   member's pod vanished (absent, or a new pod starting in its place) while it was not
   ``leaving``.
@@ -76,7 +77,17 @@ def to_scenario(rows: Sequence[HistoryRecord], *, tail: float = TAIL) -> Scenari
         subtopologies=_subtopologies(rows, early, state),
         load=load or [LoadStep(at=0, rate=0.0)],
         events=events,
+        assignment=_assignment(early[-2] if len(early) > 1 else rows[0]),
     )
+
+
+def _assignment(row: HistoryRecord) -> dict[str, list[str]]:
+    """Who ran what at the start, if it was a calm with pods named as the simulator's."""
+    held = {m.name: list(m.active) for m in row.members if m.state == "member"}
+    ordinals = {_ordinal(row.app, n) for n in held}
+    if not balanced(row) or None in ordinals or ordinals != set(range(len(held))):
+        return {}
+    return held
 
 
 def balanced(row: HistoryRecord) -> bool:

@@ -96,6 +96,8 @@ class Scenario(_Row):
     subtopologies: list[SubTopology] = Field(min_length=1)
     load: list[LoadStep] = Field(default_factory=lambda: [LoadStep(at=0, rate=100.0)])
     events: list[ScenarioEvent] = Field(default_factory=list)
+    # pod -> the tasks it runs at t=0 (a recorded start); empty: dealt round-robin
+    assignment: dict[str, list[str]] = Field(default_factory=dict)
 
     @model_validator(mode="after")
     def _consistent(self) -> Scenario:
@@ -105,7 +107,26 @@ class Scenario(_Row):
         for e in self.events:
             if isinstance(e, PartitionsExpanded) and e.subtopology not in ids:
                 raise ValueError(f"events: expand names unknown subtopology {e.subtopology}")
+        if self.assignment:
+            self._check_assignment()
         return self
+
+    def _check_assignment(self) -> None:
+        tasks = {f"{s.id}_{p}" for s in self.subtopologies for p in range(s.partitions)}
+        pods = {f"{self.app}-{i}" for i in range(self.replicas)}
+        if set(self.assignment) != pods:
+            raise ValueError(
+                f"assignment: pods {sorted(self.assignment)} are not {self.app}-0.."
+                f"{self.app}-{self.replicas - 1}"
+            )
+        dealt = [t for ts in self.assignment.values() for t in ts]
+        if sorted(dealt) != sorted(tasks):
+            unknown, missing = set(dealt) - tasks, tasks - set(dealt)
+            twice = {t for t in dealt if dealt.count(t) > 1}
+            raise ValueError(
+                f"assignment: every task once (unknown {sorted(unknown)}, "
+                f"missing {sorted(missing)}, twice {sorted(twice)})"
+            )
 
     def rate_at(self, now: float) -> float:
         """Input records/s per partition at ``now`` (the last load step at or before it)."""

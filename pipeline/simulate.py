@@ -60,10 +60,12 @@ def simulate(
         rate = scenario.rate_at(now)
         advance(c, now, tick, rate, meter)
         i += 1
-        if record is not None:
-            record(snapshot(c, now + tick, meter.handovers - handovers, meter.bytes - restored))
-        if balanced(c, now + tick) and controller.quiet(c, now + tick):
+        settled = balanced(c, now + tick) and controller.quiet(c, now + tick)
+        if settled:
             meter.settled(now + tick)
+        if record is not None:
+            moved, nbytes = meter.handovers - handovers, meter.bytes - restored
+            record(snapshot(c, now + tick, moved, nbytes, balanced=settled))
         if fast and record is None:
             i += _leap(
                 c, controller, changes=changes, i=i, steps=steps, tick=tick, rate=rate, meter=meter

@@ -100,7 +100,8 @@ def pod_name(app: str, ordinal: int) -> str:
 
 
 def initial(scenario: Scenario) -> Cluster:
-    """The app at t=0: ``replicas`` pods up, tasks dealt round-robin, every store current."""
+    """The app at t=0: ``replicas`` pods up, tasks as ``scenario.assignment`` places them
+    (else dealt round-robin), every store current."""
     c = Cluster(scenario.app, scenario.replicas, scenario.startup_delay, scenario.pod_rate)
     for sub in scenario.subtopologies:
         c.initial[sub.id] = c.sources[sub.id] = sub.partitions
@@ -116,9 +117,10 @@ def initial(scenario: Scenario) -> Cluster:
                 end=size / sub.record_bytes,
             )
     names = [pod_name(c.app, i) for i in range(scenario.replicas)]
-    dealt: dict[str, list[str]] = {n: [] for n in names}
-    for i, t in enumerate(sorted(c.tasks, key=lambda t: (c.tasks[t].partition, t))):
-        dealt[names[i % len(names)]].append(t)
+    dealt: dict[str, list[str]] = {n: list(scenario.assignment.get(n, ())) for n in names}
+    if not scenario.assignment:
+        for i, t in enumerate(sorted(c.tasks, key=lambda t: (c.tasks[t].partition, t))):
+            dealt[names[i % len(names)]].append(t)
     for n in names:
         c.pods[n] = Pod(n, -scenario.startup_delay, 0.0, applied=1)
         c.pods[n].restored = {t: c.tasks[t].end for t in dealt[n] if c.tasks[t].stateful}

@@ -80,6 +80,8 @@ class HistoryRecord(_Row):
     handovers: int = Field(default=0, ge=0)  # tasks that changed active owner this step
     records_restored: int = Field(default=0, ge=0)  # changelog records every copy restored
     bytes_restored: int = Field(default=0, ge=0)  # their key+value bytes, this step
+    # after this step: the operator's Balanced condition (the simulator: balanced and quiet)
+    balanced: bool = False
 
 
 def history_key(namespace: str, app: str) -> str:

@@ -51,11 +51,22 @@ def lags(world: World, inventory: Inventory, members: Iterable[str]) -> dict[str
     return out
 
 
-def state_sizes(pods: Mapping[str, PodObs], tasks: Iterable[str]) -> dict[str, int]:
+def state_sizes(
+    pods: Mapping[str, PodObs], tasks: Iterable[str], published: Published | None = None
+) -> dict[str, int]:
+    """A task's size: what its active owner reports (the whole store), else its largest
+    copy. A learner's copy must not set it: a half-restored store, compacted otherwise,
+    can report more bytes than the whole, and the task would then look dearer to move
+    than its neighbour, so the next look switched the learner to the neighbour and threw
+    its restored records away (seen in the calibration run, docs/pipeline.md)."""
     sizes: dict[str, int] = {}
     for pod in pods.values():
         for t, size in pod.state_bytes.items():
             sizes[t] = max(size, sizes.get(t, 0))
+    for member, roles in published.members.items() if published else ():
+        owner = pods.get(member)
+        held = owner.state_bytes if owner is not None else {}
+        sizes.update({t: held[t] for t in roles.active if t in held})
     return {t: sizes[t] for t in tasks if t in sizes}
 
 
@@ -67,7 +78,7 @@ def build_request(
     published: Published | None,
 ) -> AssignRequest:
     policy = world.policy
-    sizes = state_sizes(world.pods, inventory.tasks)
+    sizes = state_sizes(world.pods, inventory.tasks, published)
     known = set(inventory.tasks)
     current = {
         m: MemberTasks(

@@ -123,6 +123,8 @@ def test_a_simulated_history_gives_its_scenario_back(scenario: Scenario) -> None
     ran = simulate(scenario, SegueController(), record=rows.append)
     (back,) = to_scenarios(rows)
     assert back.replicas == scenario.replicas
+    first = rows[0].members
+    assert back.assignment == {m.name: list(m.active) for m in first}  # the recorded start
     assert back.events == scenario.events
     assert back.subtopologies == scenario.subtopologies  # sizes, record size, restore rate
     if any(isinstance(e, ScaleTo) and e.replicas > scenario.replicas for e in scenario.events):
@@ -144,3 +146,10 @@ def test_the_simulator_s_rows_carry_the_changelog_and_restore_counts() -> None:
     assert rows[0].subtopologies == [SubTopologyRecord(id=0, tasks=8, stateful=True)]
     restored = sum(r.records_restored for r in rows)
     assert restored == pytest.approx(sum(r.bytes_restored for r in rows) / 1_000, abs=len(rows))
+
+
+def test_a_start_that_is_not_a_calm_leaves_the_deal_to_the_simulator() -> None:
+    rows = literal()
+    moving = rows[0].model_copy(update={"members": rows[0].members[:1]})
+    (s,) = to_scenarios([moving])
+    assert s.assignment == {}

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from pydantic import ValidationError
 
 from segue.pipeline.scenario import PartitionsExpanded, PodLost, Scenario
+from segue.pipeline.state import initial
 
 from .scenarios import scale_out
 
@@ -62,3 +65,27 @@ def test_load_is_a_step_function() -> None:
     row = scale_out().model_dump() | {"load": [{"at": 0, "rate": 10.0}, {"at": 100, "rate": 50}]}
     s = Scenario.model_validate(row)
     assert (s.rate_at(0), s.rate_at(99), s.rate_at(100), s.rate_at(1e6)) == (10, 10, 50, 50)
+
+
+@pytest.mark.parametrize(
+    ("assignment", "says"),
+    [
+        ({"wc-0": ["0_0", "0_1"], "wc-1": ["0_2"]}, "missing ['0_3']"),
+        ({"wc-0": ["0_0", "0_1", "0_1"], "wc-1": ["0_2", "0_3"]}, "twice ['0_1']"),
+        ({"wc-0": ["0_0", "0_1"], "wc-9": ["0_2", "0_3"]}, "are not wc-0..wc-1"),
+    ],
+)
+def test_an_initial_assignment_must_place_every_task_once_on_the_pods(
+    assignment: dict[str, list[str]], says: str
+) -> None:
+    base = scale_out(partitions=4).model_dump()
+    with pytest.raises(ValidationError, match=re.escape(says)):
+        Scenario.model_validate({**base, "assignment": assignment})
+
+
+def test_the_simulator_starts_from_the_given_assignment() -> None:
+    placed = {"wc-0": ["0_0", "0_1", "0_2"], "wc-1": ["0_3"]}
+    s = scale_out(partitions=4).model_copy(update={"assignment": placed, "events": []})
+    c = initial(Scenario.model_validate(s.model_dump()))
+    assert c.published is not None
+    assert {m: list(r.active) for m, r in c.published.members.items()} == placed
