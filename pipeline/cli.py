@@ -40,6 +40,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--master", default=None, help=MASTER_HELP)
     parser.add_argument(
+        "--conf",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a Spark setting, repeatable (e.g. spark.kubernetes.container.image=IMAGE)",
+    )
+    parser.add_argument(
         "--packages",
         default="",
         help="Maven coordinates Spark resolves itself (e.g. the Kafka connector when "
@@ -66,6 +73,9 @@ def run(args: argparse.Namespace) -> int:
         policies = catalog.parse(args.policies)
     except ValueError as exc:
         return fail(f"--policies: {exc}")
+    settings = dict(c.partition("=")[::2] for c in args.conf)
+    if any(not k.startswith("spark.") or not v for k, v in settings.items()):
+        return fail(f"--conf: expected spark.KEY=VALUE, got {' '.join(args.conf)}")
     if args.out.exists() and not args.out.is_dir():
         return fail(f"--out {args.out}: not a directory")
     try:
@@ -80,8 +90,7 @@ def run(args: argparse.Namespace) -> int:
         source = main.plan(args.synthetic, args.seed, args.scenarios)
     except sources.SourceError as exc:
         return fail(str(exc))
-    return main.simulate(source, policies, args.out, args.master, _packages(args.packages))
-
-
-def _packages(text: str) -> list[str]:
-    return [p for p in text.split(",") if p]
+    packages = [p for p in args.packages.split(",") if p]
+    return main.simulate(
+        source, policies, args.out, master=args.master, packages=packages, settings=settings
+    )

@@ -37,6 +37,7 @@ class Comparison:
 @dataclass(frozen=True)
 class Headline:
     winner: str
+    winner_never_balanced: int  # runs of the winner that never balanced: a caveat
     best_segue: str | None
     segue_median: float
     comparisons: list[Comparison]
@@ -68,6 +69,7 @@ def headline(summary: Sequence[Row]) -> Headline | None:
     ]
     return Headline(
         winner["policy"],
+        winner["never_balanced"],
         best["policy"] if best else None,
         best[f"{UNAVAILABLE}_median"] if best else 0.0,
         comparisons,

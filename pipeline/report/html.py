@@ -72,9 +72,15 @@ def _table(head: Sequence[str], rows: Sequence[Sequence[object]], left: int = 1)
 def _headline(h: analysis.Headline | None, scenarios: int) -> str:
     if h is None:
         return "<p>No results.</p>"
+    caveat = (
+        f" It never balanced in {h.winner_never_balanced} of them: a run that does not move "
+        f"its tasks leaves them available."
+        if h.winner_never_balanced
+        else ""
+    )
     lines = [
         f"<p><b>{escape(h.winner)}</b> leaves the fewest task-seconds unavailable "
-        f"(median over {scenarios} scenarios).</p>"
+        f"(median over {scenarios} scenarios).{caveat}</p>"
     ]
     if h.best_segue is not None:
         lines.append(

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -66,8 +66,10 @@ def simulate(
     source: Source,
     policies: Sequence[PolicySpec],
     out: Path,
-    master: str | None,
-    packages: Sequence[str],
+    *,
+    master: str | None = None,
+    packages: Sequence[str] = (),
+    settings: Mapping[str, str] | None = None,
 ) -> int:
     if isinstance(source, KafkaTopic) and not session.has_kafka_connector(session.jars(), packages):
         return _error(
@@ -77,7 +79,7 @@ def simulate(
         )
     started = time.monotonic()
     try:
-        spark = session.build(master, packages)
+        spark = session.build(master, packages, settings or {})
     except (PySparkException, Py4JError, OSError, RuntimeError) as exc:
         return _error(f"Spark did not start (master {master or 'local[*]'}): {_first(exc)}", 2)
     try:

@@ -16,7 +16,7 @@ import os
 import re
 import sys
 import warnings
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import pyspark
@@ -55,8 +55,11 @@ def has_kafka_connector(jar_list: Sequence[str], packages: Sequence[str]) -> boo
     return any("spark-sql-kafka" in n for n in names)
 
 
-def build(master: str | None, packages: Sequence[str] = ()) -> SparkSession:
-    """A SparkSession (or the one spark-submit made) with Segue's settings."""
+def build(
+    master: str | None, packages: Sequence[str] = (), given: Mapping[str, str] | None = None
+) -> SparkSession:
+    """A SparkSession (or the one spark-submit made) with Segue's settings; ``given``
+    (``--conf``) wins over them."""
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     # pyspark warns on import of pandas 3 (ortools brings it); nothing here uses pandas
@@ -81,7 +84,7 @@ def build(master: str | None, packages: Sequence[str] = ()) -> SparkSession:
     if packages:
         settings["spark.jars.packages"] = ",".join(packages)
         settings["spark.jars.ivy"] = str(cached_jars().parent / "ivy")
-    for key, value in settings.items():
+    for key, value in (settings | dict(given or {})).items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
