@@ -41,6 +41,14 @@ def parquet(path: Path) -> list[Row]:
     return [r.asDict(recursive=True) for r in spark.read.parquet(str(path)).collect()]
 
 
+def metrics(rows: list[Row]) -> list[Row]:
+    """Result rows without where they came from, in a stable order."""
+    return sorted(
+        ({k: v for k, v in r.items() if k not in ("source", "row")} for r in rows),
+        key=lambda r: (r["scenario"], r["policy"]),
+    )
+
+
 def simulate(*args: str) -> int:
     return main(["simulate", *args])
 
@@ -144,6 +152,30 @@ def test_a_bad_row_is_reported_and_the_others_finish(
     assert "subtopologies.0.partitions" in page
 
 
+def test_parquet_scenarios_give_the_same_results_as_json_lines(
+    from_file: Path, tmp_path: Path
+) -> None:
+    """A Parquet file of scenarios, nested columns and all (written here by Spark from the
+    same JSON lines, bad row included), reads back into the same scenarios."""
+    spark = session.build(None)
+    lines = tmp_path / "lines.jsonl"
+    lines.write_text("\n".join(filter(None, scenario_lines())) + "\n")
+    spark.read.json(str(lines)).coalesce(1).write.parquet(str(tmp_path / "scenarios.parquet"))
+    (part,) = (tmp_path / "scenarios.parquet").glob("part-*.parquet")
+    out = tmp_path / "out"
+    assert (
+        simulate(
+            "--scenarios", str(part), "--out", str(out), "--policies", "eager,segue(warmups=4)"
+        )
+        == 0
+    )
+
+    assert metrics(parquet(out / "results")) == metrics(parquet(from_file / "results"))
+    (error,) = parquet(out / "errors")
+    assert error["where"] == f"{part} row 2"
+    assert error["field"] == "subtopologies.0.partitions"
+
+
 def test_the_console_names_the_bad_row(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     (tmp_path / "one.jsonl").write_text(scenario_lines()[2] + "\n")
     assert (
@@ -172,12 +204,6 @@ def test_kafka_rows_give_the_same_results_as_the_file(
         simulate("--scenarios", url, "--out", str(tmp_path), "--policies", "eager,segue(warmups=4)")
         == 0
     )
-
-    def metrics(rows: list[Row]) -> list[Row]:
-        return sorted(
-            ({k: v for k, v in r.items() if k not in ("source", "row")} for r in rows),
-            key=lambda r: (r["scenario"], r["policy"]),
-        )
 
     got = parquet(tmp_path / "results")
     assert all(r["source"].startswith(f"{url} partition ") for r in got)
