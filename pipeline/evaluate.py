@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Sequence
-from dataclasses import asdict
 
 from pydantic import ValidationError
 
@@ -125,7 +124,3 @@ def _recorded(rows: Sequence[ScenarioRow]) -> list[Evaluated]:
     first = rows[0]
     message = "recorded HistoryRecord rows are not replayable yet (segue.pipeline.recorded)"
     return [Failure(first.source, first.row, first.where, "", "", "", message)]
-
-
-def as_dict(x: Evaluated) -> dict[str, object]:
-    return asdict(x)
