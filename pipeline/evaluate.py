@@ -32,7 +32,7 @@ def unit_key(row: ScenarioRow) -> str:
         data = json.loads(row.text)
     except ValueError:
         data = None
-    if isinstance(data, dict) and "spec_replicas" in data and "subtopologies" not in data:
+    if isinstance(data, dict) and "spec_replicas" in data:  # a Scenario has no such field
         return f"history:{data.get('namespace', '')}/{data.get('app', '')}"
     return f"row:{row.source}:{row.unit}:{row.row}"
 
