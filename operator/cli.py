@@ -77,6 +77,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
     timing.add_argument(
         "--scrape-workers", type=int, default=16, help="worker pods scraped in parallel"
     )
+    history = parser.add_argument_group('history (docs/operator.md, "History")')
+    history.add_argument(
+        "--history-topic",
+        default="",
+        help="record each step that changed something to this Kafka topic of each app's "
+        "own cluster (default: off)",
+    )
     logs = parser.add_argument_group("logging")
     logs.add_argument("--log-level", choices=LEVELS, default="info")
     logs.add_argument("--log-format", choices=["plain", "json"], default="plain")
@@ -121,6 +128,7 @@ def settings_from(args: argparse.Namespace) -> Any:
         health_port=args.health_port,
         log_level="debug" if args.verbose else args.log_level,
         log_format=args.log_format,
+        history_topic=args.history_topic,
         leader_election=LeaderElection(
             enabled=args.leader_elect,
             lease_name=args.lease_name,
@@ -186,6 +194,7 @@ def run(args: argparse.Namespace) -> int:
     finally:
         replica.step_down()
         reconciler.observer.close()
+        reconciler.history.flush()
         metrics.leader.set(0)
     return 0
 

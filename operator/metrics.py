@@ -111,6 +111,18 @@ class OperatorMetrics:
             field: Gauge(name, help_, LABELS, registry=r)
             for field, (name, help_) in SIGNAL_GAUGES.items()
         }
+        self.history_records = Counter(
+            "segue_operator_history_records",
+            "history records the app's Kafka cluster acknowledged",
+            LABELS,
+            registry=r,
+        )
+        self.history_failures = Counter(
+            "segue_operator_history_failures",
+            "history records not delivered (dropped: the step goes on)",
+            LABELS,
+            registry=r,
+        )
         self.reconcile_seconds = Histogram(
             "segue_operator_reconcile_duration_seconds",
             "one observe-decide-act step",

@@ -23,11 +23,13 @@ from kubernetes.client.exceptions import ApiException
 
 from segue.operator.act.actor import Actor, Target
 from segue.operator.act.apply import Conflict
+from segue.operator.act.history import HistoryProducer
 from segue.operator.api import GROUP, PLURAL, VERSION, InvalidStreamApp, StreamApp
 from segue.operator.autoscale import Sample, SignalBoard, compute, remember
+from segue.operator.history import Seen, step_record
 from segue.operator.metrics import OperatorMetrics
 from segue.operator.observe import KafkaObserveError, PodState
-from segue.operator.scaling import decide
+from segue.operator.scaling import Plan, decide
 from segue.operator.settings import OperatorSettings
 from segue.operator.world import Observed, Observer, input_sample
 from segue.protocol import DocumentError
@@ -54,12 +56,15 @@ class Reconciler:
         self.actor = Actor(api_client, metrics, settings.leader_election.identity)
         self.signals = SignalBoard()  # what the metrics and the external metrics API read
         self._samples: dict[str, tuple[Sample, ...]] = {}  # app uid -> the signal's window
+        self.history = HistoryProducer(settings.history_topic, metrics)
+        self._seen: dict[str, Seen | None] = {}  # app uid -> its last history record's basis
 
     def forget(self, namespace: str, name: str, uid: str) -> None:
         """The app's loop ended: drop what is cached for it."""
         self.actor.forget(namespace, name, uid)
         self.observer.forget(uid)
         self._samples.pop(uid, None)
+        self._seen.pop(uid, None)
         self.signals.remove(namespace, name)
         self.metrics.forget_signal(namespace, name)
 
@@ -90,6 +95,23 @@ class Reconciler:
         )
         self.signals.put(signal)
         self.metrics.show_signal(namespace, name, asdict(signal))
+
+    def record(
+        self, namespace: str, app: StreamApp, uid: str, observed: Observed, plan: Plan
+    ) -> None:
+        """The step's history record to the app's own cluster, if recording is on and the
+        step changed something. Never fails the step (docs/operator.md, "History")."""
+        if not self.settings.history_topic:
+            return
+        try:
+            row, self._seen[uid] = step_record(
+                namespace, observed.world, plan, observed.reports, self._seen.get(uid)
+            )
+        except (ValueError, KeyError) as exc:  # a row the schema refuses: a bug, not an outage
+            log.warning("%s/%s: no history record: %s", namespace, app.metadata["name"], exc)
+            return
+        if row is not None:
+            self.history.send(app.spec.kafka.bootstrap_servers, observed.credentials, row)
 
     def step(self, namespace: str, name: str, pods: Mapping[str, PodState]) -> float:
         """One step; the seconds to wait before the next. Raises :class:`Gone`."""
@@ -143,6 +165,7 @@ class Reconciler:
             log.info("%s/%s: %s; deciding again", namespace, name, lost)
             self.metrics.conflicts.labels(namespace, name).inc()
             return 0.0
+        self.record(namespace, app, target.uid, observed, plan)
         self.metrics.reconcile_seconds.labels(namespace, name).observe(time.monotonic() - started)
         wait = self.settings.busy_interval if plan.busy else self.settings.idle_interval
         if plan.wake_at is not None:

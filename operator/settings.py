@@ -82,3 +82,6 @@ class OperatorSettings(BaseModel):
     log_format: Literal["plain", "json"] = "plain"
     leader_election: LeaderElection = LeaderElection()
     external_metrics: ExternalMetrics = ExternalMetrics()
+    # The Kafka topic each app's history records go to, on the app's own cluster with
+    # its own credentials (docs/operator.md, "History"); "": not recorded.
+    history_topic: str = Field(default="", pattern=r"^([a-zA-Z0-9._-]{1,249})?$")

@@ -50,6 +50,7 @@ class Observed:
     secret_keys: tuple[str, ...]  # the keys of the Kafka credentials Secret
     reports: Mapping[str, WorkerReport] = field(default_factory=dict)  # scraped this step
     kafka: KafkaView | None = None  # the view the world was read through
+    credentials: Credentials = field(default_factory=Credentials)  # the app's, for its history
 
 
 @dataclass(frozen=True)
@@ -150,7 +151,9 @@ class Observer:
             topology_error=topology_error,
             template_hash=template_hash(app.spec),
         )
-        return Observed(world, assignment.resource_version, tuple(sorted(secret)), reports, view)
+        return Observed(
+            world, assignment.resource_version, tuple(sorted(secret)), reports, view, secret
+        )
 
     def scrape(
         self, namespace: str, app: StreamApp, states: Mapping[str, PodState]

@@ -17,8 +17,11 @@ from collections.abc import Iterable, Sequence
 
 from pydantic import ValidationError
 
+from segue.protocol.history import HistoryRecord
+
 from .catalog import PolicySpec
 from .metrics import Outcome
+from .recorded import to_scenario
 from .rows import Failure, Result, ScenarioRow, app_class, total_state, total_tasks
 from .scenario import Scenario
 from .simulate import simulate
@@ -49,7 +52,7 @@ def evaluate_unit(rows: Sequence[ScenarioRow], policies: Sequence[PolicySpec]) -
     """One unit (rows of one :func:`unit_key`) under every policy."""
     rows = sorted(rows, key=lambda r: (r.source, r.row))
     if unit_key(rows[0]).startswith("history:"):
-        return _recorded(rows)
+        return _recorded(rows, policies)
     return [out for row in rows for out in evaluate(row, policies)]
 
 
@@ -120,7 +123,25 @@ def result(row: ScenarioRow, s: Scenario, spec: PolicySpec, o: Outcome) -> Resul
     )
 
 
-def _recorded(rows: Sequence[ScenarioRow]) -> list[Evaluated]:
+def _recorded(rows: Sequence[ScenarioRow], policies: Sequence[PolicySpec]) -> list[Evaluated]:
+    """One app's HistoryRecord rows -> its scenario (:func:`.recorded.to_scenario`) -> runs.
+
+    A bad row fails the app (its history would have a hole); the results name the app's
+    first row as their source.
+    """
+    records: list[HistoryRecord] = []
+    failures: list[Evaluated] = []
+    for row in rows:
+        try:
+            records.append(HistoryRecord.model_validate_json(row.text))
+        except ValidationError as exc:
+            failures.append(invalid(row, exc))
+    if failures:
+        return failures
     first = rows[0]
-    message = "recorded HistoryRecord rows are not replayable yet (segue.pipeline.recorded)"
-    return [Failure(first.source, first.row, first.where, "", "", "", message)]
+    try:
+        scenario = to_scenario(records)
+    except (ValueError, ArithmeticError, LookupError) as exc:  # no scenario in these rows
+        message = f"recorded history of {records[0].app}: no scenario: {exc}"
+        return [Failure(first.source, first.row, first.where, "", "", "", message)]
+    return replay(scenario, first, policies)

@@ -1,13 +1,14 @@
-"""The what-if pipeline's boundary schemas: a :class:`Scenario` in, :class:`HistoryRecord` rows.
+"""The what-if pipeline's input schema: a :class:`Scenario`.
 
 A Scenario is an app's shape (sub-topologies, partitions, per-task state, rates) and
 its timeline (load steps, scale events, pod losses, partition expansions); the
-generator (:mod:`.fleet`) writes them and so will a recorded history's converter. A
-HistoryRecord is one step of an app as the operator sees it (and as the simulator
-reports it), so recorded and simulated histories are rows of one schema. Both are
-pydantic models because they cross a boundary (files, Spark rows): a bad row fails
-with the field named. Inside the simulator everything is a plain dataclass
-(:mod:`.state`). Units: seconds, records, bytes; rates per second. docs/pipeline.md.
+generator (:mod:`.fleet`) and a recorded history's converter (:mod:`.recorded`) write
+them. The rows a run emits are :class:`segue.protocol.history.HistoryRecord`, the
+schema the operator records too (the operator-pipeline contract lives in
+``segue.protocol``). Pydantic, because a scenario crosses a boundary (files, Spark
+rows): a bad row fails with the field named. Inside the simulator everything is a plain
+dataclass (:mod:`.state`). Units: seconds, records, bytes; rates per second.
+docs/pipeline.md.
 """
 
 from __future__ import annotations
@@ -15,6 +16,9 @@ from __future__ import annotations
 from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+# simulate.py names the row type from here; its home is segue.protocol.history.
+from segue.protocol.history import HistoryRecord as HistoryRecord  # noqa: PLC0414
 
 SCHEMA_VERSION: Literal[1] = 1
 
@@ -110,38 +114,3 @@ class Scenario(_Row):
             if step.at <= now:
                 rate = step.rate
         return rate
-
-
-Role = Literal["active", "standby", "learning"]
-
-
-class CopyRecord(_Row):
-    """One copy of one task on one member: how far behind its changelog, how fast it moves."""
-
-    task: str
-    member: str
-    role: Role
-    lag: int = Field(ge=0)  # changelog records behind the end
-    restore_rate: float = Field(ge=0)  # records/s restored over the last step
-
-
-class MemberRecord(_Row):
-    name: str
-    state: Literal["member", "joining", "leaving", "absent", "starting"]
-    active: list[str] = Field(default_factory=list)
-    standby: list[str] = Field(default_factory=list)
-    learning: list[str] = Field(default_factory=list)
-
-
-class HistoryRecord(_Row):
-    """One step of one app, as the operator records it (and the simulator emits it)."""
-
-    version: Literal[1] = SCHEMA_VERSION
-    app: str
-    time: float  # seconds (since the epoch for recorded histories, since start for simulated)
-    spec_replicas: int = Field(ge=0)
-    generation: int = Field(ge=0)
-    members: list[MemberRecord] = Field(default_factory=list)
-    copies: list[CopyRecord] = Field(default_factory=list)
-    handovers: int = Field(default=0, ge=0)  # tasks that changed active owner this step
-    bytes_restored: int = Field(default=0, ge=0)  # state bytes restored during this step

@@ -12,6 +12,7 @@ will randomise; the state machine and the assignor are deterministic).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 from segue.protocol.tasks import task_id
@@ -22,6 +23,7 @@ from .physics import advance
 from .policies.base import Controller, balanced
 from .scenario import HistoryRecord, PartitionsExpanded, PodLost, ScaleTo, Scenario
 from .state import Cluster, Task, initial, pod_name
+from .steady import leap, linear
 
 
 def simulate(
@@ -31,15 +33,19 @@ def simulate(
     seed: int = 0,
     tick: float = 1.0,
     record: Callable[[HistoryRecord], None] | None = None,
+    fast: bool = True,
 ) -> Outcome:
-    """Run ``scenario`` for its ``duration`` under ``controller``; what it cost."""
+    """Run ``scenario`` for its ``duration`` under ``controller``; what it cost.
+    ``fast``: skip steady ticks in closed form (:mod:`.steady`; off when recording)."""
     del seed  # deterministic without it (see the module docstring)
     c = initial(scenario)
     meter = Meter()
     events = sorted(scenario.events, key=lambda e: e.at)
+    changes = sorted({e.at for e in events} | {step.at for step in scenario.load})
     stateful = {t for t, x in c.tasks.items() if x.stateful}
     steps = round(scenario.duration / tick)
-    for i in range(steps):
+    i = 0
+    while i < steps:
         now = i * tick
         while events and events[0].at <= now:
             _happen(c, events.pop(0), controller.maps_partitions)
@@ -51,13 +57,48 @@ def simulate(
         if c.published is not None and c.published is not before:
             subs = {t: x.subtopology for t, x in c.tasks.items()}
             meter.generation(before, c.published, stateful, subs)
-        advance(c, now, tick, scenario.rate_at(now), meter)
+        rate = scenario.rate_at(now)
+        advance(c, now, tick, rate, meter)
+        i += 1
         if record is not None:
             record(snapshot(c, now + tick, meter.handovers - handovers, meter.bytes - restored))
         if balanced(c, now + tick) and controller.quiet(c, now + tick):
             meter.settled(now + tick)
+        if fast and record is None:
+            i += _leap(
+                c, controller, changes=changes, i=i, steps=steps, tick=tick, rate=rate, meter=meter
+            )
     meter.late += sum(t.backlog for t in c.tasks.values())  # still waiting: late by now
     return _outcome(scenario, controller.name, meter)
+
+
+def _leap(
+    c: Cluster,
+    controller: Controller,
+    *,
+    changes: list[float],
+    i: int,
+    steps: int,
+    tick: float,
+    rate: float,
+    meter: Meter,
+) -> int:
+    """Skip the steady ticks from tick ``i`` up to the next one where something may
+    happen (an event or load step due, the controller's next look); how many."""
+    now = i * tick
+    s = linear(c, now, tick, rate, controller.lag_floor)
+    if s is None:
+        return 0
+    until = min(controller.idle_until(c, now), s.until, steps * tick)
+    until = min([until, *(at for at in changes if at > now - tick)])
+    # tick j is the first to see a change at ``at`` if j * tick >= at: leap to before it
+    k = min(steps, math.ceil(until / tick - 1e-9)) - i
+    k = int(min(k, s.ticks))
+    if k <= 0:
+        return 0
+    leap(c, s, k, tick, meter)
+    controller.skipped(now, k, tick)
+    return k
 
 
 def _happen(c: Cluster, event: ScaleTo | PodLost | PartitionsExpanded, maps: bool) -> None:

@@ -10,7 +10,9 @@ to that). docs/protocol.md is its prose; each module here is one part of it:
 - :mod:`.names`: topic names (changelogs, repartition topics, transactional ids), the
   assignment ConfigMap's name, labels, pod environment variables, ports and paths;
 - :mod:`.reports`: the metric names a worker exports and the operator scrapes;
-- :mod:`.topology`: the ``/topology`` document a worker serves.
+- :mod:`.topology`: the ``/topology`` document a worker serves;
+- :mod:`.history`: the history record the operator writes to Kafka and the what-if
+  pipeline reads (the operator-pipeline contract).
 """
 
 from segue.protocol.document import (

@@ -214,7 +214,7 @@ class ActiveTask:
         self._changelog_last.clear()
         for store in self.stores.values():
             callback = self._changelog_callback(store.name)
-            for key, value in store.changelog_records().items():
+            for key, value in store.changelog_writes().items():
                 self._produce(
                     store.changelog,
                     key=key,

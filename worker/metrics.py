@@ -47,6 +47,8 @@ class StoreReport:
     store: str
     restored_offset: int  # the next changelog offset the local store will read
     end_offset: int  # the changelog's end offset as last seen
+    changelog_records: int = 0  # changelog records the store applied since it opened
+    changelog_bytes: int = 0  # their key+value bytes
 
 
 @dataclass(frozen=True)
@@ -82,6 +84,7 @@ class Snapshot:
     local_bytes: dict[str, int] = field(default_factory=dict)
     processed: dict[str, int] = field(default_factory=dict)
     restored_records: dict[tuple[str, str], int] = field(default_factory=dict)
+    restored_bytes: dict[tuple[str, str], int] = field(default_factory=dict)
     skipped: dict[tuple[str, str], int] = field(default_factory=dict)
     fenced: dict[str, int] = field(default_factory=dict)
     errors: tuple[TaskErrorReport, ...] = ()
@@ -114,6 +117,16 @@ class _SnapshotCollector(Collector):
             "The changelog's end offset (read_committed) as last seen by the worker",
             labels=["task", "store"],
         )
+        held = GaugeMetricFamily(
+            r.CHANGELOG_RECORDS,
+            "Changelog records the local store applied since it opened (restored or written)",
+            labels=["task", "store"],
+        )
+        held_bytes = GaugeMetricFamily(
+            r.CHANGELOG_BYTES,
+            "Key+value bytes of the changelog records the store applied since it opened",
+            labels=["task", "store"],
+        )
         lag = GaugeMetricFamily(
             r.TASK_LAG, "Changelog records behind, summed over stores", labels=["task"]
         )
@@ -126,6 +139,8 @@ class _SnapshotCollector(Collector):
             for st in t.stores:
                 restored.add_metric([t.task, st.store], st.restored_offset)
                 end.add_metric([t.task, st.store], st.end_offset)
+                held.add_metric([t.task, st.store], st.changelog_records)
+                held_bytes.add_metric([t.task, st.store], st.changelog_bytes)
             lag.add_metric([t.task], t.lag)
             size.add_metric([t.task], t.state_bytes)
         local = GaugeMetricFamily(
@@ -142,7 +157,7 @@ class _SnapshotCollector(Collector):
         )
         for e in snap.errors:
             error.add_metric([e.task, e.reason, error_message(e.message)], 1.0)
-        yield from (role, state, restored, end, lag, local, size, error)
+        yield from (role, state, restored, end, held, held_bytes, lag, local, size, error)
         yield _counter(
             r.RECORDS_PROCESSED,
             "Input records processed as active",
@@ -154,6 +169,12 @@ class _SnapshotCollector(Collector):
             "Changelog records restored into local stores",
             ["task", "store"],
             dict(snap.restored_records.items()),
+        )
+        yield _counter(
+            r.BYTES_RESTORED,
+            "Key+value bytes of the changelog records restored into local stores",
+            ["task", "store"],
+            dict(snap.restored_bytes.items()),
         )
         yield _counter(
             r.RECORDS_SKIPPED,

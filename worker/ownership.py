@@ -51,6 +51,8 @@ class StoreView:
     partition: int
     offset: int  # the next changelog offset the local store will read
     end: int  # the changelog's end offset as last seen
+    changelog_records: int = 0  # applied since the store opened (TaskStore)
+    changelog_bytes: int = 0
 
 
 @dataclass(frozen=True)
@@ -125,7 +127,15 @@ class Task:
             self.role,
             self._state,
             tuple(
-                StoreView(n, s.changelog, s.partition, s.offset, self.ends.get(n, 0))
+                StoreView(
+                    n,
+                    s.changelog,
+                    s.partition,
+                    s.offset,
+                    self.ends.get(n, 0),
+                    s.changelog_records,
+                    s.changelog_bytes,
+                )
                 for n, s in sorted(self.stores.items())
             ),
             self._cause,

@@ -60,7 +60,11 @@ def snapshot(worker: Worker) -> Snapshot:
             end = max(store.end, entry.end if entry else 0)
             if entry is not None and entry.target is not None:
                 end = max(end, entry.target)
-            stores.append(StoreReport(store.name, store.offset, end))
+            stores.append(
+                StoreReport(
+                    store.name, store.offset, end, store.changelog_records, store.changelog_bytes
+                )
+            )
             if task.state is not TaskState.RUNNING:
                 lag += max(0, end - store.offset)
         reports.append(
@@ -81,6 +85,7 @@ def snapshot(worker: Worker) -> Snapshot:
         local_bytes={t: b for t, b in worker.sizes.items() if t not in owned},
         processed=tasks.processed(),
         restored_records=dict(restorer.restored_total),
+        restored_bytes=dict(restorer.restored_bytes),
         skipped=tasks.skipped(),
         fenced=tasks.fenced(),
         errors=tuple(

@@ -42,6 +42,12 @@ class WorkerReport:
     lag: dict[str, int] = field(default_factory=dict)  # the worker's own view, summed over stores
     state_bytes: dict[str, int] = field(default_factory=dict)
     processed: dict[str, int] = field(default_factory=dict)  # records processed as active
+    # Summed over a task's stores: the changelog records (and key+value bytes) each store
+    # applied since it opened, and the counters of records and bytes restored.
+    changelog_records: dict[str, int] = field(default_factory=dict)
+    changelog_bytes: dict[str, int] = field(default_factory=dict)
+    restored_records: dict[str, int] = field(default_factory=dict)
+    restored_bytes: dict[str, int] = field(default_factory=dict)
     errors: dict[str, int] = field(default_factory=dict)  # assignment errors by reason
     states: dict[str, str] = field(default_factory=dict)  # task -> starting/running/failed/...
     task_errors: dict[str, tuple[str, str]] = field(default_factory=dict)  # task -> why not
@@ -65,6 +71,10 @@ def offsets(report: WorkerReport) -> dict[str, dict[str, int]]:
 # sample name -> the labels it must carry
 _PROCESSED = f"{r.RECORDS_PROCESSED}_total"
 _ERRORS = f"{r.ASSIGNMENT_ERRORS}_total"
+_RESTORED = f"{r.RECORDS_RESTORED}_total"
+_RESTORED_BYTES = f"{r.BYTES_RESTORED}_total"
+# per (task, store), reported per task summed over its stores
+_SUMMED = (r.CHANGELOG_RECORDS, r.CHANGELOG_BYTES, _RESTORED, _RESTORED_BYTES)
 _LABELS: dict[str, tuple[str, ...]] = {
     r.GENERATION: (),
     r.TASK_ROLE: ("task", "role"),
@@ -72,6 +82,7 @@ _LABELS: dict[str, tuple[str, ...]] = {
     r.RESTORED_OFFSET: ("task", "store"),
     r.LOCAL_OFFSET: ("task", "store"),
     r.CHANGELOG_END_OFFSET: ("task", "store"),
+    **{name: ("task", "store") for name in _SUMMED},
     r.TASK_LAG: ("task",),
     r.STATE_BYTES: ("task",),
     _PROCESSED: ("task",),
@@ -94,6 +105,7 @@ def parse_worker_metrics(text: str) -> WorkerReport:
         r.CHANGELOG_END_OFFSET: {},
     }
     per_task: dict[str, dict[str, int]] = {r.TASK_LAG: {}, r.STATE_BYTES: {}, _PROCESSED: {}}
+    summed: dict[str, dict[str, int]] = {name: {} for name in _SUMMED}
     errors: dict[str, int] = {}
     task_errors: dict[str, tuple[str, str]] = {}
     for sample in _samples(text):
@@ -113,6 +125,9 @@ def parse_worker_metrics(text: str) -> WorkerReport:
                 states[labels[0]] = labels[1]
         elif sample.name in per_store:
             per_store[sample.name].setdefault(labels[0], {})[labels[1]] = value
+        elif sample.name in summed:
+            total = summed[sample.name]
+            total[labels[0]] = total.get(labels[0], 0) + value
         elif sample.name in per_task:
             per_task[sample.name][labels[0]] = value
         elif sample.name == r.TASK_ERROR:
@@ -129,6 +144,10 @@ def parse_worker_metrics(text: str) -> WorkerReport:
         lag=per_task[r.TASK_LAG],
         state_bytes=per_task[r.STATE_BYTES],
         processed=per_task[_PROCESSED],
+        changelog_records=summed[r.CHANGELOG_RECORDS],
+        changelog_bytes=summed[r.CHANGELOG_BYTES],
+        restored_records=summed[_RESTORED],
+        restored_bytes=summed[_RESTORED_BYTES],
         errors=errors,
         states=states,
         task_errors=task_errors,

@@ -15,11 +15,24 @@ class Controller(Protocol):
     # 004's mapping) or gain new empty ones (the baselines: see docs/pipeline.md)?
     maps_partitions: bool
 
+    @property
+    def lag_floor(self) -> float:
+        """A copy this close to its changelog end (records) may change what ``step`` does
+        (read-only here, so a field and a property both satisfy it)."""
+
     def step(self, c: Cluster, now: float) -> None:
         """Look at ``c`` at ``now`` and act: publish, create and delete pods."""
 
     def quiet(self, c: Cluster, now: float) -> bool:
         """Nothing in flight by the policy's own account (no warm-ups, no pending moves)."""
+
+    def idle_until(self, c: Cluster, now: float) -> float:
+        """Until when ``step`` would change nothing, if the cluster stays as it is but for
+        time passing steadily (:mod:`segue.pipeline.steady`); ``now``: it may act at once."""
+
+    def skipped(self, start: float, ticks: int, tick: float) -> None:
+        """The simulator skipped ``ticks`` ticks from ``start`` (all before ``idle_until``):
+        move any look schedule on as if ``step`` had run in each."""
 
 
 def balanced(c: Cluster, now: float) -> bool:

@@ -10,6 +10,7 @@ standbys (``num.standby.replicas`` defaults to 0).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 from segue.operator.scaling import Roles
@@ -23,6 +24,7 @@ from .group import Group, sticky_balanced
 class EagerController:
     name: str = "eager"
     maps_partitions: bool = False
+    lag_floor: float = 0.0  # it reads lags only when it acts for other reasons
     group: Group = field(default_factory=Group)
 
     def step(self, c: Cluster, now: float) -> None:
@@ -39,3 +41,9 @@ class EagerController:
 
     def quiet(self, c: Cluster, now: float) -> bool:
         return True
+
+    def idle_until(self, c: Cluster, now: float) -> float:
+        return math.inf if self.group.idle(c, now) else now
+
+    def skipped(self, start: float, ticks: int, tick: float) -> None:
+        pass  # no look schedule: it acts on what it sees

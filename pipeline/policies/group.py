@@ -55,6 +55,17 @@ class Group:
         self.incarnation = {m: c.pods[m].created for m in members}
         return members
 
+    def idle(self, c: Cluster, now: float) -> bool:
+        """``reconcile`` would change nothing: the StatefulSet's pods all run, each is the
+        member it was, and every task has an owner."""
+        wanted = {pod_name(c.app, i) for i in range(c.replicas)}
+        current = set(c.published.members) if c.published else set()
+        return (
+            set(c.pods) == wanted == current
+            and all(p.up(now) and not self._reborn(c, n) for n, p in c.pods.items())
+            and not set(c.tasks) - set(c.owners())
+        )
+
     def _reborn(self, c: Cluster, member: str) -> bool:
         born = self.incarnation.get(member)
         return born is not None and c.pods[member].created != born

@@ -32,6 +32,7 @@ STABILIZATION_WINDOW = 300.0
 class KedaController:
     name: str = "keda"
     maps_partitions: bool = False
+    lag_floor: float = 0.0  # it reads lags only when it acts for other reasons
     lag_threshold: float = LAG_THRESHOLD
     activation_lag_threshold: float = 0.0
     min_replicas: int = 1
@@ -54,6 +55,14 @@ class KedaController:
 
     def quiet(self, c: Cluster, now: float) -> bool:
         return True
+
+    def idle_until(self, c: Cluster, now: float) -> float:
+        if self.owned is not None and c.replicas != self.owned:
+            return now
+        return min(self.next_poll, self.mover.idle_until(c, now))
+
+    def skipped(self, start: float, ticks: int, tick: float) -> None:
+        pass  # no look schedule: it acts on what it sees
 
     def desired(self, c: Cluster) -> int:
         lag = sum(t.backlog for t in c.tasks.values())

@@ -16,6 +16,7 @@ otherwise unspecified).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 from segue.operator.scaling import Roles
@@ -33,6 +34,7 @@ PROBING_REBALANCE_INTERVAL = 600.0
 class Kip441Controller:
     name: str = "kip441"
     maps_partitions: bool = False
+    lag_floor: float = 0.0  # it reads lags only when it acts for other reasons
     acceptable_recovery_lag: int = ACCEPTABLE_RECOVERY_LAG
     max_warmup_replicas: int = MAX_WARMUP_REPLICAS
     probing_interval: float = PROBING_REBALANCE_INTERVAL
@@ -62,6 +64,14 @@ class Kip441Controller:
 
     def quiet(self, c: Cluster, now: float) -> bool:
         return self.probe_at is None
+
+    def idle_until(self, c: Cluster, now: float) -> float:
+        if not self.group.idle(c, now):
+            return now
+        return math.inf if self.probe_at is None else self.probe_at
+
+    def skipped(self, start: float, ticks: int, tick: float) -> None:
+        pass  # no look schedule: it acts on what it sees
 
     def assign(
         self, c: Cluster, members: list[str]

@@ -15,6 +15,7 @@ applied a generation. New partitions are seen on the next look, as Kafka's metad
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 from segue.operator.scaling import Condition, Memory, Plan, PodObs, Policy, World, decide
@@ -42,6 +43,7 @@ class SegueController:
     idle_interval: float = 5.0
     next_look: float = 0.0
     watched: tuple[object, ...] = ()
+    shape: tuple[object, ...] = ()  # the tasks and sources at the last look
 
     def step(self, c: Cluster, now: float) -> None:
         if _watched(c, now) == self.watched and now < self.next_look:
@@ -60,10 +62,50 @@ class SegueController:
         self.memory = plan.memory
         self.conditions = {x.type: x for x in plan.assessment.conditions}
         self.watched = _watched(c, now)
+        self.shape = _shape(c)
 
     def quiet(self, c: Cluster, now: float) -> bool:
         p = self.last
         return p is not None and not p.busy and p.publish is None and not p.create_pods
+
+    @property
+    def lag_floor(self) -> float:
+        return float(self.policy.acceptable_recovery_lag)
+
+    def idle_until(self, c: Cluster, now: float) -> float:
+        """A plan that does nothing, with no learner restoring and no handover in flight
+        (settled, or waiting for pods to start), is a fixed point of the operator's looks
+        while the world only moves linearly (tests/pipeline/test_steady.py checks it over
+        fleets): the next change is what a watch sees, or the plan's ``wake_at``. While
+        learners restore it is not: the assignor weighs their lags at every look."""
+        p = self.last
+        if (
+            p is None
+            or p.publish is not None
+            or p.create_pods
+            or p.delete_pods
+            or p.learners
+            or p.memory.handovers
+            or _watched(c, now) != self.watched
+        ):
+            return now
+        if _shape(c) != self.shape:
+            return self.next_look  # new partitions: no watch sees them, the next look does
+        return p.wake_at if p.wake_at is not None else math.inf
+
+    def skipped(self, start: float, ticks: int, tick: float) -> None:
+        """Each settled look due in the skipped ticks happened (at the first tick at or
+        after ``next_look``) and set the next one ``idle_interval`` later."""
+        if self.last is None or self.last.busy:
+            return  # a busy operator looks every tick: the next one looks at once
+        end = start + ticks * tick
+        look = self.next_look
+        while True:
+            due = max(math.ceil(look / tick - 1e-9) * tick, start)
+            if due >= end - 1e-9:
+                break
+            look = due + self.idle_interval
+        self.next_look = look
 
     def world(self, c: Cluster, now: float) -> World:
         subs: dict[int, SubTopologyDescription] = {}
@@ -130,3 +172,8 @@ class SegueController:
 def _watched(c: Cluster, now: float) -> tuple[object, ...]:
     """What the operator's watches see: the spec's replicas, each pod's phase and generation."""
     return (c.replicas, tuple((n, p.up(now), p.applied) for n, p in sorted(c.pods.items())))
+
+
+def _shape(c: Cluster) -> tuple[object, ...]:
+    """What changes under the operator without a watch seeing it: tasks and sources."""
+    return (len(c.tasks), tuple(sorted(c.sources.items())))

@@ -85,6 +85,7 @@ def test_the_operator_reads_the_defaults_the_chart_documents() -> None:
     assert settings.bind_address == "10.0.0.7"
     assert (settings.metrics_port, settings.health_port) == (9401, 8081)
     assert (settings.log_level, settings.log_format) == ("info", "plain")
+    assert settings.history_topic == ""  # off
     election = settings.leader_election
     assert election.enabled
     assert (election.lease_name, election.lease_namespace) == ("demo-segue", "segue-system")
@@ -99,6 +100,7 @@ def test_the_operator_reads_every_value_given() -> None:
             "logFormat": "json",
             "metrics": {"port": 9500},
             "health": {"port": 8082},
+            "history": {"topic": "segue-history"},
             "settings": {
                 "busyInterval": 0.25,
                 "idleInterval": 7,
@@ -113,6 +115,7 @@ def test_the_operator_reads_every_value_given() -> None:
     assert settings.namespaces == ("team-a", "team-b")
     assert (settings.log_level, settings.log_format) == ("warning", "json")
     assert (settings.metrics_port, settings.health_port) == (9500, 8082)
+    assert settings.history_topic == "segue-history"
     timing = (
         settings.busy_interval,
         settings.idle_interval,

@@ -137,6 +137,7 @@ def test_defaults_render_the_operator_with_leader_election_in_cluster_mode() -> 
         "--scrape-workers=16",
         "--log-level=info",
         "--log-format=plain",
+        "--history-topic=",
         "--leader-elect",
         f"--lease-name={FULLNAME}",
         "--lease-namespace=$(POD_NAMESPACE)",

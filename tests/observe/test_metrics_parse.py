@@ -119,12 +119,16 @@ def test_what_the_worker_renders_parses_back() -> None:
         Snapshot(
             generation=12,
             tasks=(
-                TaskReport("0_0", "active", "running", (StoreReport("counts", 99, 100),), 0, 2048),
+                TaskReport(
+                    "0_0", "active", "running", (StoreReport("counts", 99, 100, 90, 990),), 0, 2048
+                ),
                 TaskReport("0_3", "standby", "standby", (StoreReport("counts", 10, 60),), 50, 64),
             ),
             local_offsets={("0_5", "counts"): 31},
             local_bytes={"0_5": 128},
             processed={"0_0": 500},
+            restored_records={("0_3", "counts"): 7},
+            restored_bytes={("0_3", "counts"): 77},
             fenced={"0_0": 1},
             ready=True,
         )
@@ -139,6 +143,10 @@ def test_what_the_worker_renders_parses_back() -> None:
         lag={"0_0": 0, "0_3": 50},
         state_bytes={"0_0": 2048, "0_3": 64, "0_5": 128},
         processed={"0_0": 500},
+        changelog_records={"0_0": 90, "0_3": 0},
+        changelog_bytes={"0_0": 990, "0_3": 0},
+        restored_records={"0_3": 7},
+        restored_bytes={"0_3": 77},
         errors={"copartitioning": 3},
         states={"0_0": "running", "0_3": "standby"},
         ready=True,

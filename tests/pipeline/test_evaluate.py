@@ -6,10 +6,12 @@ import json
 
 from segue.pipeline.catalog import parse
 from segue.pipeline.evaluate import evaluate, evaluate_all, unit_key
+from segue.pipeline.recorded import to_scenarios
 from segue.pipeline.rows import Failure, Result, ScenarioRow, app_class
 from segue.pipeline.simulate import simulate
+from segue.protocol.history import HistoryRecord
 
-from .scenarios import scale_out
+from .scenarios import history_lines, scale_out
 
 POLICIES = parse("segue(warmups=4),eager")
 
@@ -88,3 +90,26 @@ def test_app_classes_bucket_state_and_tasks() -> None:
     )
     assert app_class(s) == "medium-state/many-tasks"  # 40 x 100 MB
     assert app_class(big) == "large-state/many-tasks"
+
+
+def test_an_app_s_history_rows_are_replayed_as_its_scenario() -> None:
+    lines = history_lines()
+    rows = [ScenarioRow("h.jsonl", i + 1, line) for i, line in enumerate(lines)]
+    out = evaluate_all(list(reversed(rows)), POLICIES)  # in any order
+    assert [type(x) for x in out] == [Result, Result]
+    (scenario,) = to_scenarios(HistoryRecord.model_validate_json(line) for line in lines)
+    direct = simulate(scenario, POLICIES[1].controller())
+    assert isinstance(out[1], Result)
+    assert (out[1].scenario, out[1].source, out[1].row) == (scenario.name, "h.jsonl", 1)
+    assert out[1].task_seconds_unavailable == direct.task_seconds_unavailable
+
+
+def test_a_bad_history_row_fails_its_app_naming_the_row() -> None:
+    lines = history_lines()
+    bad = json.loads(lines[4]) | {"spec_replicas": -1}
+    lines[4] = json.dumps(bad)
+    rows = [ScenarioRow("h.jsonl", i + 1, line) for i, line in enumerate(lines)]
+    (failure,) = evaluate_all(rows, POLICIES)
+    assert isinstance(failure, Failure)
+    assert failure.where == "h.jsonl row 5"
+    assert failure.field == "spec_replicas"

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from segue.pipeline.policies.keda import KedaController
-from segue.pipeline.scenario import HistoryRecord, LoadStep, Scenario, SubTopology
+from segue.pipeline.scenario import LoadStep, Scenario, SubTopology
 from segue.pipeline.simulate import simulate
+from segue.protocol.history import HistoryRecord
 
 
 def burst() -> Scenario:

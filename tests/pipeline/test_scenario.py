@@ -5,14 +5,7 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from segue.pipeline.scenario import (
-    CopyRecord,
-    HistoryRecord,
-    MemberRecord,
-    PartitionsExpanded,
-    PodLost,
-    Scenario,
-)
+from segue.pipeline.scenario import PartitionsExpanded, PodLost, Scenario
 
 from .scenarios import scale_out
 
@@ -31,21 +24,6 @@ def test_scenario_round_trips_through_json() -> None:
     back = Scenario.model_validate_json(s.model_dump_json())
     assert back == s
     assert [e.kind for e in back.events] == ["scale", "pod_lost", "expand"]
-
-
-def test_history_record_round_trips() -> None:
-    row = HistoryRecord(
-        app="wc",
-        time=12.0,
-        spec_replicas=4,
-        generation=3,
-        members=[MemberRecord(name="wc-0", state="member", active=["0_0"], learning=["0_1"])],
-        copies=[CopyRecord(task="0_1", member="wc-0", role="learning", lag=500, restore_rate=2e4)],
-        handovers=1,
-        bytes_restored=10_000,
-    )
-    assert HistoryRecord.model_validate(row.model_dump()) == row
-    assert HistoryRecord.model_validate_json(row.model_dump_json()) == row
 
 
 @pytest.mark.parametrize(

@@ -7,8 +7,9 @@ from segue.pipeline.metrics import Outcome
 from segue.pipeline.policies.eager import EagerController
 from segue.pipeline.policies.kip441 import PROBING_REBALANCE_INTERVAL, Kip441Controller
 from segue.pipeline.policies.segue import SegueController
-from segue.pipeline.scenario import HistoryRecord, PartitionsExpanded, PodLost
+from segue.pipeline.scenario import PartitionsExpanded, PodLost
 from segue.pipeline.simulate import simulate
+from segue.protocol.history import HistoryRecord
 
 from .scenarios import S, scale_out
 

@@ -30,7 +30,7 @@ from segue.pipeline.rows import SUMMARY_METRICS, Result, ScenarioRow
 from segue.pipeline.spark import session
 from segue.stack import KafkaBroker
 
-from .scenarios import scale_out
+from .scenarios import history_lines, scale_out
 
 POLICIES = "eager,kip441,segue(warmups=4,standbys=0)"
 Row = dict[str, Any]
@@ -108,12 +108,13 @@ def test_the_report_has_the_headline_plots_and_per_class_table(synthetic: Path) 
 
 
 def scenario_lines() -> list[str]:
-    """Two good scenarios around a bad one (line 3, after a blank line)."""
+    """Two good scenarios around a bad one (line 3, after a blank line), then an app's
+    recorded history (lines 5 on: the rows the simulator emits, one scenario)."""
     a = scale_out(duration=120).model_copy(update={"name": "a"})
     b = scale_out(replicas=2, to=3, duration=120).model_copy(update={"name": "b"})
     bad = json.loads(a.model_dump_json()) | {"name": "bad"}
     bad["subtopologies"][0]["partitions"] = 0
-    return [a.model_dump_json(), "", json.dumps(bad), b.model_dump_json()]
+    return [a.model_dump_json(), "", json.dumps(bad), b.model_dump_json(), *history_lines()]
 
 
 @pytest.fixture(scope="module")
@@ -146,6 +147,8 @@ def test_a_bad_row_is_reported_and_the_others_finish(
         ("a", 1),
         ("b", 4),
         ("b", 4),
+        ("wc", 5),  # the recorded app: named by its first row
+        ("wc", 5),
     ]
     page = (from_file / "report.html").read_text()
     assert "Bad rows (1)" in page

@@ -31,8 +31,14 @@ def restored_lines(log: str) -> dict[str, tuple[int, int, int]]:
 
 def committed_records(bootstrap: str, topic: str, partition: int, start: int, end: int) -> int:
     """Data records a read_committed consumer sees in [start, end) of one partition."""
+    return committed(bootstrap, topic, partition, start, end)[0]
+
+
+def committed(bootstrap: str, topic: str, partition: int, start: int, end: int) -> tuple[int, int]:
+    """Data records a read_committed consumer sees in [start, end) of one partition, and
+    their key+value bytes."""
     if start >= end:
-        return 0
+        return 0, 0
     consumer = Consumer(
         {
             "bootstrap.servers": bootstrap,
@@ -42,18 +48,19 @@ def committed_records(bootstrap: str, topic: str, partition: int, start: int, en
         }
     )
     consumer.assign([TopicPartition(topic, partition, start)])
-    count, deadline = 0, time.monotonic() + 60
+    count, size, deadline = 0, 0, time.monotonic() + 60
     try:
         while time.monotonic() < deadline:
             for msg in consumer.consume(1000, 0.5):
                 if msg.error() is not None:
                     assert msg.error().code() == KafkaError._PARTITION_EOF
                     if msg.offset() >= end:
-                        return count
+                        return count, size
                     continue
                 if msg.offset() >= end:
-                    return count
+                    return count, size
                 count += 1
+                size += len(msg.key() or b"") + len(msg.value() or b"")
     finally:
         consumer.close()
     raise AssertionError(f"{topic}[{partition}] did not reach {end}")
@@ -171,8 +178,10 @@ def test_restart_after_failover_restores_only_the_tail(
         partition = int(task.split("_")[1])
         start, end, restored = lines[task]
         assert start == checkpoints[task]
-        tail = committed_records(kafka.bootstrap_servers, changelog, partition, start, end)
+        tail, tail_bytes = committed(kafka.bootstrap_servers, changelog, partition, start, end)
         whole = committed_records(kafka.bootstrap_servers, changelog, partition, 0, end)
         assert restored == tail
         assert 0 < tail < whole
         assert w0.metric("segue_task_restored_records_total", task=task, store="counts") == tail
+        # the bytes it read from the changelog, counted as a consumer of it counts them
+        assert w0.metric("segue_task_restored_bytes_total", task=task, store="counts") == tail_bytes

@@ -54,7 +54,7 @@ def test_store_layers_record_transaction_and_disk(tmp_path: Path) -> None:
     store.put("c", 3)
     store.delete("a")
     store.accept_record()
-    assert dict(store.changelog_records()) == {b"a": None, b"c": INT64.serialize(3)}
+    assert dict(store.changelog_writes()) == {b"a": None, b"c": INT64.serialize(3)}
     assert list(store.range("a", "z")) == [("c", 3)]
     assert store.engine.get(b"c") is None  # nothing on disk before the commit
     store.commit(last_changelog_offset=41)

@@ -56,6 +56,7 @@ class Restorer:
         self._parts: dict[tuple[str, int], Restoring] = {}
         self._paused: set[tuple[str, int]] = set()
         self.restored_total: dict[tuple[str, str], int] = {}  # (task, store) -> records
+        self.restored_bytes: dict[tuple[str, str], int] = {}  # ... -> their key+value bytes
         self._warmed: dict[str, float] = {}
 
     # -- membership --
@@ -149,6 +150,7 @@ class Restorer:
         changes: dict[Any, dict[Any, Any]] = {}
         positions: dict[Any, int] = {}
         counts: dict[Any, int] = {}
+        sizes: dict[Any, int] = {}
         for msg in messages:
             error = msg.error()
             tp = (msg.topic(), msg.partition())
@@ -156,11 +158,12 @@ class Restorer:
                 batch = changes.get(tp)
                 if batch is None:
                     batch = changes[tp] = {}
-                    counts[tp] = 0
+                    counts[tp] = sizes[tp] = 0
                 raw_key = msg.key()
                 if raw_key is not None:
-                    batch[raw_key] = msg.value()
+                    value = batch[raw_key] = msg.value()
                     counts[tp] += 1
+                    sizes[tp] += len(raw_key) + len(value or b"")
                 positions[tp] = msg.offset() + 1  # type: ignore[operator]
             elif error.code() == KafkaError._PARTITION_EOF:
                 positions[tp] = max(positions.get(tp, 0), msg.offset() or 0)
@@ -171,13 +174,16 @@ class Restorer:
             if entry is None:
                 continue  # unassigned since it was fetched
             entry.end = max(entry.end, position)
-            count = counts.get(tp, 0)
+            count, nbytes = counts.get(tp, 0), sizes.get(tp, 0)
             if position > entry.store.offset or count:
-                entry.store.apply_restored(changes.get(tp, {}), max(position, entry.store.offset))
+                entry.store.apply_restored(
+                    changes.get(tp, {}), max(position, entry.store.offset), count, nbytes
+                )
             if count:
                 entry.records += count
                 total_key = (entry.task, entry.store.name)
                 self.restored_total[total_key] = self.restored_total.get(total_key, 0) + count
+                self.restored_bytes[total_key] = self.restored_bytes.get(total_key, 0) + nbytes
                 if entry.target is None and self.standby_rate is not None:
                     start = max(time.monotonic(), self._standby_next)
                     self._standby_next = start + count / self.standby_rate

@@ -4,7 +4,7 @@ Writes are staged per record (so a record that fails leaves no trace), then per
 transaction; reads see the record's and the transaction's own writes first,
 then the engine. Nothing reaches disk before the Kafka transaction that carries
 the same writes to the changelog has committed: ``active`` produces
-:meth:`TaskStore.changelog_records` inside the task's transaction and, once it
+:meth:`TaskStore.changelog_writes` inside the task's transaction and, once it
 committed, calls :meth:`TaskStore.commit` with the last changelog offset, which
 writes the data and the checkpoint in one atomic batch (``engine``). After a
 crash the store therefore holds a committed prefix of its changelog, and
@@ -33,6 +33,11 @@ class TaskStore:
         self._txn: dict[bytes, bytes | None] = {}
         checkpoint = engine.checkpoint()
         self.offset = 0 if checkpoint is None else checkpoint.offset  # next changelog offset
+        # Changelog records this store applied since it opened (restored or written) and
+        # their key+value bytes: opened empty, the size of its changelog (the history's
+        # TaskRecord); reopened from disk, only what came since.
+        self.changelog_records = 0
+        self.changelog_bytes = 0
 
     # -- the processor's view (segue.worker.processor.KeyValueStore) --
 
@@ -82,7 +87,7 @@ class TaskStore:
 
     # -- one transaction --
 
-    def changelog_records(self) -> Mapping[bytes, bytes | None]:
+    def changelog_writes(self) -> Mapping[bytes, bytes | None]:
         """The latest value of every key written in this transaction (None: tombstone)."""
         return self._txn
 
@@ -95,6 +100,8 @@ class TaskStore:
         next_offset = last_changelog_offset + 1
         self.engine.write(self._txn, Checkpoint(self.changelog, self.partition, next_offset))
         self.offset = next_offset
+        self.changelog_records += len(self._txn)
+        self.changelog_bytes += sum(len(k) + len(v or b"") for k, v in self._txn.items())
         self._txn.clear()
 
     def abort(self) -> None:
@@ -103,9 +110,19 @@ class TaskStore:
 
     # -- restoration --
 
-    def apply_restored(self, changes: Mapping[bytes, bytes | None], next_offset: int) -> None:
+    def apply_restored(
+        self,
+        changes: Mapping[bytes, bytes | None],
+        next_offset: int,
+        records: int = 0,
+        nbytes: int = 0,
+    ) -> None:
+        """Write a restored batch: ``records`` changelog records of ``nbytes`` key+value
+        bytes were read (``changes`` keeps only each key's last value)."""
         self.engine.write(changes, Checkpoint(self.changelog, self.partition, next_offset))
         self.offset = next_offset
+        self.changelog_records += records
+        self.changelog_bytes += nbytes
 
     def close(self) -> None:
         self.abort()

@@ -156,6 +156,7 @@ expanded by the kubelet from the container's env.
 - --scrape-workers={{ $s.scrapeWorkers }}
 - --log-level={{ .Values.logLevel }}
 - --log-format={{ .Values.logFormat }}
+- --history-topic={{ .Values.history.topic }}
 {{- if $le.enabled }}
 - --leader-elect
 - --lease-name={{ include "segue.leaseName" . }}

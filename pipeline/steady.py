@@ -1,0 +1,122 @@
+"""Skipping the ticks in which the cluster only moves linearly: the simulator's fast path.
+
+Most of a scenario's hour, and most of a scale-out, is a run of alike ticks: every
+running pod runs the generation in force (pods still starting do nothing), no task that
+is processed has input waiting, and every other copy either follows its active (catching
+up, each tick, exactly what the active appended the tick before) or restores at its full
+rate without reaching the changelog end. Such a tick changes the cluster by fixed amounts
+(changelog ends, copy offsets, the backlogs of tasks nobody processes; records processed,
+bytes restored, task- and pod-seconds), so ``k`` of them are applied at once by
+:func:`leap`. :mod:`.simulate` leaps up to the next thing that can make a tick differ: a
+scenario event or load step, a pod starting, a restoring copy coming within
+``lag_floor`` of its changelog end (where a policy may act on it), or the controller's
+own next look (``Controller.idle_until``).
+
+The fast path is exact up to float rounding (``k * x`` for ``x`` added ``k`` times):
+``tests/pipeline/test_steady.py`` runs fleets with it on and off under every policy and
+compares every metric. It is off when a history is recorded, which wants a row per tick.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from .metrics import Meter
+from .state import Cluster, Pod
+
+EPSILON = 1e-9
+MARGIN = 2.0  # records: policies see integer offsets; stop this far from any threshold
+
+
+@dataclass(frozen=True)
+class Copy:
+    """A copy that restores ``step`` changelog records every tick."""
+
+    pod: Pod
+    task: str
+    step: float
+
+
+@dataclass(frozen=True)
+class Linear:
+    """One tick, ready to be repeated ``ticks`` times at most (and only before ``until``)."""
+
+    processed: dict[str, float]  # served task -> records processed per tick (= arrived)
+    waiting: dict[str, float]  # unserved task -> records arriving per tick (into backlog)
+    copies: tuple[Copy, ...]
+    ticks: float  # how many alike ticks the copies' lags allow
+    until: float  # a starting pod runs from then: a tick ending at or after it differs
+
+
+def linear(c: Cluster, now: float, tick: float, rate: float, lag_floor: float) -> Linear | None:
+    """The tick from ``now`` and how long it repeats, or ``None`` if it is not linear."""
+    if c.published is None:
+        return None
+    gen = c.published.generation
+    if any(p.up(now) and p.applied != gen for p in c.pods.values()):
+        return None  # a pod takes up a generation at the end of this tick
+    inflow = c.inflow(rate)
+    held = c.published.members
+    served: dict[str, str] = {}
+    for t, owner in c.running.items():
+        pod = c.pods.get(owner)
+        if pod is not None and pod.up(now) and _lag(c, pod, t) < EPSILON:
+            served[t] = owner
+    load: dict[str, float] = {}
+    for t, owner in served.items():
+        if c.tasks[t].backlog > EPSILON:
+            return None  # draining a backlog: water-filling moves non-linearly
+        load[owner] = load.get(owner, 0.0) + inflow[t]
+    if any(total > c.pod_rate * (1 - EPSILON) for total in load.values()):
+        return None
+    processed = {t: inflow[t] * tick for t in served}
+    copies: list[Copy] = []
+    ticks = math.inf
+    for name, pod in c.pods.items():
+        roles = held.get(name)
+        if roles is None or not pod.up(now):
+            continue  # holds nothing, or does nothing until it runs
+        for t in roles.tasks():
+            task = c.tasks.get(t)
+            if task is None or not task.stateful or served.get(t) == name:
+                continue
+            lag = _lag(c, pod, t)
+            grow = processed.get(t, 0.0) * task.changelog_ratio
+            full = task.restore_rate * tick
+            if abs(lag - grow) < EPSILON and grow <= full:
+                if grow > 0:
+                    copies.append(Copy(pod, t, grow))  # a follower: stays one tick behind
+                continue
+            # restoring at full rate: alike while every tick starts above the floor
+            floor = max(full + MARGIN, lag_floor + MARGIN)
+            if lag < floor:
+                return None
+            drop = full - grow
+            ticks = min(ticks, math.floor((lag - floor) / drop) + 1 if drop > 0 else math.inf)
+            copies.append(Copy(pod, t, full))
+    waiting = {t: inflow[t] * tick for t in c.tasks if t not in served}
+    starting = min((p.up_at for p in c.pods.values() if not p.up(now)), default=math.inf)
+    return Linear(processed, waiting, tuple(copies), ticks, starting - tick)
+
+
+def leap(c: Cluster, s: Linear, k: int, tick: float, meter: Meter) -> None:
+    """Apply ``k`` alike ticks at once (see the module docstring)."""
+    for cp in s.copies:
+        cp.pod.restored[cp.task] = cp.pod.restored.get(cp.task, 0.0) + k * cp.step
+        meter.restored(k * cp.step * c.tasks[cp.task].record_bytes)
+    done = 0.0
+    for t, per_tick in s.processed.items():
+        task = c.tasks[t]
+        done += per_tick
+        if per_tick and task.stateful and task.changelog_ratio:
+            task.end += k * per_tick * task.changelog_ratio
+            c.pods[c.running[t]].restored[t] = task.end
+    for t, per_tick in s.waiting.items():
+        c.tasks[t].backlog += k * per_tick
+    meter.processed(k * done, late=0.0)
+    meter.tick(k * tick, unavailable=len(s.waiting), pods=len(c.pods))
+
+
+def _lag(c: Cluster, pod: Pod, task: str) -> float:
+    return c.lag(pod, task) if c.tasks[task].stateful else 0.0
