@@ -223,6 +223,7 @@ def test_kafka_rows_give_the_same_results_as_the_file(
         (["--synthetic", "2", "--master", "bogus"], "not a Spark master URL"),
         (["--synthetic", "2", "--policies", "eager,nope"], "unknown policy 'nope'"),
         (["--scenarios", "kafka://nohost"], "expected kafka://HOST:PORT/TOPIC"),
+        (["--synthetic", "2", "--conf", "ui=off"], "expected spark.KEY=VALUE"),
     ],
 )
 def test_usage_errors_exit_2_with_one_line(
