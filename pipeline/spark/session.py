@@ -23,6 +23,7 @@ import pyspark
 from pyspark.sql import SparkSession
 
 APP_NAME = "segue-simulate"
+LOG_CONFIG = Path(__file__).with_name("log4j2.properties")  # errors only
 KAFKA_CONNECTOR = f"org.apache.spark:spark-sql-kafka-0-10_2.13:{pyspark.__version__}"
 # local, local[4], local[*], local[4,2], local-cluster[..]; spark://, k8s://, yarn
 MASTER = re.compile(r"^(local(\[(\*|\d+)(,\d+)?\])?|local-cluster\[.+\]|spark://.+|k8s://.+|yarn)$")
@@ -78,6 +79,8 @@ def build(
     if master is not None and master.startswith("local"):
         os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")  # before the JVM starts
         settings |= {"spark.driver.host": "127.0.0.1", "spark.driver.bindAddress": "127.0.0.1"}
+    if not under_spark_submit():
+        settings["spark.driver.extraJavaOptions"] = f"-Dlog4j2.configurationFile={LOG_CONFIG}"
     found = jars()
     if found:
         settings["spark.jars"] = ",".join(found)
