@@ -54,7 +54,7 @@ gates: lint typecheck contracts
 lint: venv
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	$(BIN)/hadolint Dockerfile
+	$(BIN)/hadolint Dockerfile images/spark/Dockerfile
 
 # mypy through the package-dir mapping (tools/typecheck.py says why).
 typecheck: venv

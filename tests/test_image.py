@@ -225,3 +225,29 @@ def test_the_image_install_steps_and_entry_point_work_from_a_fresh_wheel(tmp_pat
     site = next((python / "lib").glob("python3.*/site-packages"))
     size = sum(f.stat().st_size for f in site.rglob("*") if f.is_file())
     print(f"installed wheel closure: {size / 1e6:.0f} MB")
+
+
+SPARK_DOCKERFILE = ROOT / "images" / "spark" / "Dockerfile"
+SPARK_CONSTRAINTS = ROOT / "constraints-spark.txt"
+
+
+def test_the_spark_image_is_lint_clean_pinned_and_non_root() -> None:
+    """images/spark/Dockerfile: the Segue image plus Java and the `spark` extra. Its run on
+    Kubernetes is tested through its entry point (tests/pipeline/test_spark_k8s.py)."""
+    hadolint = Path(sys.executable).parent / "hadolint"
+    result = subprocess.run(
+        [str(hadolint), str(SPARK_DOCKERFILE)], check=False, capture_output=True, text=True
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    _, stages = parse(SPARK_DOCKERFILE.read_text())
+    final = stages[-1]
+    assert final.base == "${SEGUE_IMAGE}"
+    assert final.all("USER")[-1] == RUNTIME.all("USER")[0]  # back to the non-root user
+    assert json.loads(final.all("ENTRYPOINT")[0]) == ["/opt/segue/spark-entrypoint.sh"]
+    extra = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    locked = pins(SPARK_CONSTRAINTS.read_text())
+    assert {n: locked.get(n) for n in pins("\n".join(extra["spark"]))} == pins(
+        "\n".join(extra["spark"])
+    )
+    assert not set(locked) & set(pins(CONSTRAINTS.read_text()))  # on top of the runtime's
+    assert not DEV_ONLY & set(locked)

@@ -14,8 +14,11 @@ class Controller(Protocol):
     # On a partition expansion, does a stateful sub-topology keep its tasks (Segue, seed
     # 004's mapping) or gain new empty ones (the baselines: see docs/pipeline.md)?
     maps_partitions: bool
-    # A copy this close to its changelog end (records) may change what ``step`` does.
-    lag_floor: float
+
+    @property
+    def lag_floor(self) -> float:
+        """A copy this close to its changelog end (records) may change what ``step`` does
+        (read-only here, so a field and a property both satisfy it)."""
 
     def step(self, c: Cluster, now: float) -> None:
         """Look at ``c`` at ``now`` and act: publish, create and delete pods."""

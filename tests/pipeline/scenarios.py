@@ -26,3 +26,14 @@ def scale_out(
         load=[LoadStep(at=0, rate=100)],
         events=events,
     )
+
+
+def history_lines(duration: float = 60.0) -> list[str]:
+    """The HistoryRecord rows the simulator emits for a scale-out (eager), as JSON lines."""
+    from segue.pipeline.policies.eager import EagerController
+    from segue.pipeline.simulate import simulate
+    from segue.protocol.history import HistoryRecord
+
+    rows: list[HistoryRecord] = []
+    simulate(scale_out(duration=duration), EagerController(), record=rows.append)
+    return [r.model_dump_json() for r in rows]
