@@ -32,7 +32,7 @@ bench: venv stack
 	$(BIN)/python -m bench.operator.scaling
 	$(BIN)/python -m bench.autoscale.signal
 	$(BIN)/python -m bench.pipeline.run --scenarios 10000 --single 2000 --policies eager,kip441,keda
-	$(BIN)/python -m bench.pipeline.run --scenarios 1000 --single 250
+	$(BIN)/python -m bench.pipeline.run --scenarios 500 --single 500
 
 # The product (segue) and the dev-only local stack (stack/, segue-stack), both editable.
 venv: $(VENV)/.installed
