@@ -123,6 +123,7 @@ def run(args: argparse.Namespace) -> int:
     from segue.worker.metrics import WorkerMetrics
     from segue.worker.runtime import Worker
     from segue.worker.watch import AssignmentWatcher, api_client
+    from segue.worker.watchdog import GRACE, WATCHDOG, monitor
 
     logging.basicConfig(
         level=args.log_level.upper(),
@@ -160,6 +161,8 @@ def run(args: argparse.Namespace) -> int:
     config = config.model_copy(update={"state_dir": Path(_pod_path(str(config.state_dir)))})
     _use_pod_tmpdir()
     topology = load_topology(config.app, dict(a.split("=", 1) for a in args.app_arg))
+    WATCHDOG.configure(GRACE, config.kafka_call_bound)
+    monitor(WATCHDOG, config.stuck_exit_after)
     metrics = WorkerMetrics()
     application_id = config.application_id or topology.application_id  # as runtime.Worker
     described = json.dumps(describe(topology, application_id).document()).encode()
