@@ -89,6 +89,18 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="seconds to finish on SIGTERM (env SEGUE_SHUTDOWN_TIMEOUT; default 20)",
     )
     add(
+        "--kafka-call-bound",
+        type=float,
+        help="seconds any blocking Kafka call may take before the worker reports itself "
+        "unhealthy (env SEGUE_KAFKA_CALL_BOUND; default: the call's timeout + 5)",
+    )
+    add(
+        "--stuck-exit-after",
+        type=float,
+        help="seconds a Kafka call may stay stuck past its bound before the worker exits "
+        "(env SEGUE_STUCK_EXIT_AFTER; default 5)",
+    )
+    add(
         "--kafka",
         action="append",
         default=[],
@@ -150,6 +162,8 @@ def run(args: argparse.Namespace) -> int:
             "fence_delay_ms",
             "standby_restore_rate",
             "shutdown_timeout",
+            "kafka_call_bound",
+            "stuck_exit_after",
         )
     }
     flags["kafka"] = kafka_extra or None

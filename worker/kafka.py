@@ -26,7 +26,10 @@ log = logging.getLogger(__name__)
 
 # Calls that take no timeout argument are still bounded by the watchdog (``watchdog``):
 CLOSE_TIMEOUT = 30.0  # Producer.close() aborts an open transaction and flushes first
-COMMIT_TIMEOUT = 30.0  # a transaction's flush, send_offsets and commit, each
+# A running task's flush, send_offsets and commit, each: no longer than the
+# transaction may live (transaction.timeout.ms below), so a hung call is told
+# from a slow one (watchdog: bound = timeout + GRACE) within 15 s.
+COMMIT_TIMEOUT = 10.0
 ABORT_TIMEOUT = 10.0
 
 FENCED_CODES = {

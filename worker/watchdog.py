@@ -39,7 +39,9 @@ from dataclasses import dataclass
 log = logging.getLogger(__name__)
 
 GRACE = 5.0  # seconds a call may run past its own timeout
-EXIT_AFTER = 15.0  # seconds a call may stay stuck past its bound before the worker exits
+# Seconds a call may stay stuck past its bound before the worker exits: sooner than
+# the liveness probe (2 s x 6 failures, operator/act/objects.py) would restart it.
+EXIT_AFTER = 5.0
 EXIT_STUCK = 75  # the exit code then (EX_TEMPFAIL: a restart helps)
 
 

@@ -100,3 +100,44 @@ def test_the_monitor_exits_the_process_when_a_call_stays_stuck() -> None:
         monitor(dog, exit_after=10.0, every=0.01, exit=fake_exit)
         assert exited.wait(5.0)
     assert codes == [EXIT_STUCK]
+
+
+def test_the_probes_and_metrics_name_a_stuck_call() -> None:
+    import urllib.error
+    import urllib.request
+
+    from prometheus_client import generate_latest
+
+    from segue.worker.http import serve
+    from segue.worker.metrics import Snapshot, WorkerMetrics
+
+    def get(port: int, path: str) -> tuple[int, str]:
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=5) as r:
+                return r.status, r.read().decode()
+        except urllib.error.HTTPError as exc:
+            return exc.code, exc.read().decode()
+
+    clock = Clock()
+    dog = Watchdog(clock, grace=5.0)
+    metrics = WorkerMetrics(watchdog=dog)
+    metrics.publish(Snapshot(generation=1, ready=True))
+    server = serve(metrics, "127.0.0.1", 0)
+    port = server.server_address[1]
+    try:
+        with dog.call("send_offsets_to_transaction", 10.0):
+            assert get(port, "/healthz") == (200, "ok\n")
+            assert get(port, "/readyz") == (200, "ready\n")
+            clock.now += 16.25
+            status, body = get(port, "/healthz")
+            assert (status, body) == (
+                503,
+                "Kafka call send_offsets_to_transaction blocked for 16.2s (bound 15.0s)\n",
+            )
+            assert get(port, "/readyz")[0] == 503
+            text = generate_latest(metrics.registry).decode()
+            assert 'segue_kafka_call_overruns_total{call="send_offsets_to_transaction"} 1.0' in text
+            assert "segue_worker_ready 0.0" in text
+        assert get(port, "/healthz") == (200, "ok\n")
+    finally:
+        server.shutdown()
