@@ -31,6 +31,7 @@ RECORDS_SKIPPED: Final = "segue_records_skipped"  # counter {task, reason}
 TASK_FENCED: Final = "segue_task_fenced"  # counter {task}
 ASSIGNMENT_ERRORS: Final = "segue_assignment_errors"  # counter {reason}
 READY: Final = "segue_worker_ready"  # 1 when every active task is running
+KAFKA_CALL_OVERRUNS: Final = "segue_kafka_call_overruns"  # counter {call} past its bound
 
 
 class TaskState(StrEnum):

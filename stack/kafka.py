@@ -5,6 +5,11 @@ topics are 1 (one node), and the group rebalance delay is 0 so tests do not
 wait three seconds per consumer group. Transactions, fencing, compaction and
 the admin API are the real broker's: nothing is mocked.
 
+The broker can be stopped and started again (:meth:`KafkaBroker.restart`, the
+fault suite's broker restart): storage is formatted only when the data directory
+is new, so a second start keeps its cluster id, topics, offsets and transactions,
+and the ports are fixed at construction, so clients reconnect to the same address.
+
 Given ``sasl_users``, the broker also listens on a SASL_PLAINTEXT listener with the
 PLAIN mechanism, where those users (and no one else) authenticate: what a client
 configured from a credentials Secret must get right. The PLAINTEXT listener stays,
@@ -15,6 +20,7 @@ from __future__ import annotations
 
 import base64
 import re
+import time
 import uuid
 from collections.abc import Mapping
 from pathlib import Path
@@ -114,7 +120,7 @@ class KafkaBroker:
         }
 
     def _write_config(self) -> Path:
-        data = self.workdir / "data"
+        data = self.data_dir
         data.mkdir(parents=True, exist_ok=True)
         props = {
             "process.roles": "broker,controller",
@@ -159,8 +165,37 @@ class KafkaBroker:
             *args,
         ]
 
+    @property
+    def data_dir(self) -> Path:
+        return self.workdir / "data"
+
+    def formatted_cluster_id(self) -> str | None:
+        """The cluster id the data directory was formatted with, if it was."""
+        meta = self.data_dir / "meta.properties"
+        if not meta.exists():
+            return None
+        for line in meta.read_text().splitlines():
+            key, _, value = line.partition("=")
+            if key.strip() == "cluster.id":
+                return value.strip()
+        return None
+
     def start(self, timeout: float = 90.0) -> None:
+        """Start the broker; format its storage only if the data directory is new
+        (formatting a used one is refused by Kafka, and would lose its data)."""
         config = self._write_config()
+        existing = self.formatted_cluster_id()
+        if existing is None:
+            self._format(config)
+        else:
+            self.cluster_id = existing
+        self.process = ManagedProcess(
+            "kafka", self._java("kafka.Kafka", str(config)), self.workdir / "stdout.log"
+        )
+        self.process.start()
+        self.process.wait_ready(self._ready, timeout, "accepting client requests")
+
+    def _format(self, config: Path) -> None:
         fmt = ManagedProcess(
             "kafka-storage-format",
             self._java(
@@ -172,11 +207,6 @@ class KafkaBroker:
         assert fmt.proc is not None
         if fmt.proc.wait(60) != 0:
             raise StackError(f"formatting Kafka storage failed:\n{fmt.log_tail()}")
-        self.process = ManagedProcess(
-            "kafka", self._java("kafka.Kafka", str(config)), self.workdir / "stdout.log"
-        )
-        self.process.start()
-        self.process.wait_ready(self._ready, timeout, "accepting client requests")
 
     def _ready(self) -> bool:
         if not port_open(self.host, self.port):
@@ -189,6 +219,21 @@ class KafkaBroker:
         metadata = admin.list_topics(timeout=2)
         return bool(metadata.brokers)
 
-    def stop(self) -> None:
+    @property
+    def running(self) -> bool:
+        return self.process is not None and self.process.running
+
+    def stop(self, grace: float = 20.0) -> None:
+        """SIGTERM (a controlled shutdown), SIGKILL after ``grace`` seconds."""
         if self.process is not None:
-            self.process.stop(grace=20)
+            self.process.stop(grace=grace)
+            self.process = None
+
+    def restart(self, downtime: float = 0.0, timeout: float = 90.0) -> float:
+        """Stop the broker, stay down ``downtime`` seconds, start it again on the same
+        data and ports; returns the seconds from the stop until it serves again."""
+        began = time.monotonic()
+        self.stop()
+        time.sleep(downtime)
+        self.start(timeout)
+        return time.monotonic() - began

@@ -5,12 +5,19 @@ The controller-manager matters: garbage collection of owned objects, the
 ServiceAccount and token controllers, the HPA controller and PVC protection all
 run for real. The node lifecycle controller is off because the pod runner
 (``segue.stack.kubelet``) does not send node heartbeats; nothing else is cut.
+
+The apiserver alone can be stopped and started again (:meth:`KubeControlPlane.
+restart_apiserver`, the fault suite's API-server restart): etcd keeps running, so
+every object survives, and the port and certificates stay, so clients reconnect.
+Its stop is bounded: SIGTERM, then SIGKILL after ``APISERVER_GRACE`` seconds
+(a draining apiserver holds long watches open well past that otherwise).
 """
 
 from __future__ import annotations
 
 import json
 import ssl
+import time
 import urllib.request
 from pathlib import Path
 
@@ -21,6 +28,7 @@ from segue.stack.paths import Binaries
 from segue.stack.process import ManagedProcess, free_port
 
 SERVICE_CIDR = "10.96.0.0/16"
+APISERVER_GRACE = 3.0  # seconds between SIGTERM and SIGKILL when the apiserver stops
 SA_ISSUER = "https://kubernetes.default.svc.cluster.local"
 # Controllers that need a real kubelet's heartbeats or a cloud are disabled.
 DISABLED_CONTROLLERS = (
@@ -87,6 +95,7 @@ class KubeControlPlane:
         self.pki: ClusterPki | None = None
         self.kubeconfig = workdir / "admin.kubeconfig"
         self.processes: list[ManagedProcess] = []
+        self.apiserver: ManagedProcess | None = None
 
     @property
     def server(self) -> str:
@@ -111,7 +120,7 @@ class KubeControlPlane:
             "system:kube-controller-manager",
         )
         self._start_etcd(timeout)
-        self._start_apiserver(timeout)
+        self.start_apiserver(timeout)
         self._start_controller_manager(kcm_config, timeout)
 
     def _start_etcd(self, timeout: float) -> None:
@@ -142,7 +151,12 @@ class KubeControlPlane:
 
         etcd.wait_ready(healthy, timeout, "healthy")
 
-    def _start_apiserver(self, timeout: float) -> None:
+    def start_apiserver(self, timeout: float = 120.0) -> None:
+        """Start the apiserver (again, after :meth:`stop_apiserver`) on the same etcd."""
+        if self.apiserver is not None:
+            self.apiserver.start()
+            self.apiserver.wait_ready(lambda: self._get("/readyz") == "ok", timeout, "/readyz ok")
+            return
         assert self.pki is not None
         pki = self.pki
         apiserver = ManagedProcess(
@@ -172,6 +186,7 @@ class KubeControlPlane:
             self.workdir / "logs" / "kube-apiserver.log",
         )
         self.processes.append(apiserver)
+        self.apiserver = apiserver
         apiserver.start()
         apiserver.wait_ready(lambda: self._get("/readyz") == "ok", timeout, "/readyz ok")
 
@@ -219,7 +234,22 @@ class KubeControlPlane:
         with urllib.request.urlopen(f"{self.server}{path}", timeout=3, context=ctx) as r:
             return str(r.read().decode())
 
+    def stop_apiserver(self, grace: float = APISERVER_GRACE) -> None:
+        """Stop the apiserver only, within ``grace`` seconds (then SIGKILL)."""
+        if self.apiserver is not None:
+            self.apiserver.stop(grace=grace)
+
+    def restart_apiserver(self, downtime: float = 0.0, timeout: float = 120.0) -> float:
+        """Stop the apiserver, stay down ``downtime`` seconds, start it again on the
+        same etcd and port; returns the seconds from the stop until /readyz is ok."""
+        began = time.monotonic()
+        self.stop_apiserver()
+        time.sleep(downtime)
+        self.start_apiserver(timeout)
+        return time.monotonic() - began
+
     def stop(self) -> None:
         for proc in reversed(self.processes):
-            proc.stop(grace=10)
+            proc.stop(grace=APISERVER_GRACE if proc is self.apiserver else 10)
         self.processes.clear()
+        self.apiserver = None

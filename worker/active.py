@@ -21,13 +21,14 @@ from typing import Any
 from confluent_kafka import Consumer, KafkaError, KafkaException, Message, Producer, TopicPartition
 
 from segue.worker.context import TaskContext, headers_of, raw_bytes
-from segue.worker.kafka import is_fenced
+from segue.worker.kafka import ABORT_TIMEOUT, CLOSE_TIMEOUT, COMMIT_TIMEOUT, is_fenced
 from segue.worker.processor import Record
 from segue.worker.serdes import MalformedRecord
 from segue.worker.state.engine import StoreCorrupt
 from segue.worker.state.store import TaskStore
 from segue.worker.topics import dead_letter_topic
 from segue.worker.topology import SubTopology, TopicSpec
+from segue.worker.watchdog import bounded
 
 log = logging.getLogger(__name__)
 
@@ -207,7 +208,7 @@ class ActiveTask:
     def commit_due(self, now: float) -> bool:
         return self.in_txn and now - self.txn_started >= self.commit_interval
 
-    def commit(self, timeout: float = 30.0) -> None:
+    def commit(self, timeout: float = COMMIT_TIMEOUT) -> None:
         """Write the changelog, commit output + changelog + offsets, then the stores."""
         if not self.in_txn:
             return
@@ -223,7 +224,8 @@ class ActiveTask:
                     on_delivery=callback,
                 )
         try:
-            undelivered = self.producer.flush(timeout)
+            with bounded("flush", timeout):
+                undelivered = self.producer.flush(timeout)
         except KafkaException as exc:
             self._raise_for(exc.args[0], "flush")
         if undelivered > 0:
@@ -234,12 +236,15 @@ class ActiveTask:
         try:
             if self.exactly_once:
                 if offsets:
-                    self.producer.send_offsets_to_transaction(
-                        offsets, self.consumer.consumer_group_metadata(), timeout
-                    )
-                self.producer.commit_transaction(timeout)
+                    with bounded("send_offsets_to_transaction", timeout):
+                        self.producer.send_offsets_to_transaction(
+                            offsets, self.consumer.consumer_group_metadata(), timeout
+                        )
+                with bounded("commit_transaction", timeout):
+                    self.producer.commit_transaction(timeout)
             elif offsets:
-                self.consumer.commit(offsets=offsets, asynchronous=False)
+                with bounded("commit", timeout):  # takes no timeout
+                    self.consumer.commit(offsets=offsets, asynchronous=False)
         except KafkaException as exc:
             self._raise_for(exc.args[0], "commit")
         for store in self.stores.values():
@@ -270,13 +275,15 @@ class ActiveTask:
         self.ctx.outgoing.clear()
         if self.in_txn and self.exactly_once:
             try:
-                self.producer.abort_transaction(10)
+                with bounded("abort_transaction", ABORT_TIMEOUT):
+                    self.producer.abort_transaction(ABORT_TIMEOUT)
             except KafkaException as exc:
                 log.warning("task %s: abort_transaction failed: %s", self.task_id, exc)
         self.in_txn = False
 
     def close(self) -> None:
         try:
-            self.producer.close()
+            with bounded("close", CLOSE_TIMEOUT):  # takes no timeout
+                self.producer.close()
         except (KafkaException, RuntimeError) as exc:
             log.debug("task %s: closing its producer: %s", self.task_id, exc)

@@ -89,6 +89,18 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="seconds to finish on SIGTERM (env SEGUE_SHUTDOWN_TIMEOUT; default 20)",
     )
     add(
+        "--kafka-call-bound",
+        type=float,
+        help="seconds any blocking Kafka call may take before the worker reports itself "
+        "unhealthy (env SEGUE_KAFKA_CALL_BOUND; default: the call's timeout + 5)",
+    )
+    add(
+        "--stuck-exit-after",
+        type=float,
+        help="seconds a Kafka call may stay stuck past its bound before the worker exits "
+        "(env SEGUE_STUCK_EXIT_AFTER; default 5)",
+    )
+    add(
         "--kafka",
         action="append",
         default=[],
@@ -123,6 +135,7 @@ def run(args: argparse.Namespace) -> int:
     from segue.worker.metrics import WorkerMetrics
     from segue.worker.runtime import Worker
     from segue.worker.watch import AssignmentWatcher, api_client
+    from segue.worker.watchdog import GRACE, WATCHDOG, monitor
 
     logging.basicConfig(
         level=args.log_level.upper(),
@@ -149,6 +162,8 @@ def run(args: argparse.Namespace) -> int:
             "fence_delay_ms",
             "standby_restore_rate",
             "shutdown_timeout",
+            "kafka_call_bound",
+            "stuck_exit_after",
         )
     }
     flags["kafka"] = kafka_extra or None
@@ -160,6 +175,8 @@ def run(args: argparse.Namespace) -> int:
     config = config.model_copy(update={"state_dir": Path(_pod_path(str(config.state_dir)))})
     _use_pod_tmpdir()
     topology = load_topology(config.app, dict(a.split("=", 1) for a in args.app_arg))
+    WATCHDOG.configure(GRACE, config.kafka_call_bound)
+    monitor(WATCHDOG, config.stuck_exit_after)
     metrics = WorkerMetrics()
     application_id = config.application_id or topology.application_id  # as runtime.Worker
     described = json.dumps(describe(topology, application_id).document()).encode()

@@ -16,6 +16,7 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
 
 from segue.protocol import names
+from segue.worker import watchdog
 
 Guarantee = Literal["exactly_once", "at_least_once"]
 
@@ -53,6 +54,11 @@ class WorkerConfig(BaseModel):
     restore_batch: int = Field(default=10_000, ge=1)
     # records/s a worker restores for standbys and learners (None: no limit); actives never wait
     standby_restore_rate: float | None = Field(default=None, gt=0)
+    # The longest any blocking Kafka call may hold the worker before it reports itself
+    # unhealthy (None: each call's own timeout plus watchdog.GRACE); then, stuck this
+    # many seconds more, it exits so the pod restarts (docs/worker.md, "Stuck calls").
+    kafka_call_bound: float | None = Field(default=None, gt=0)
+    stuck_exit_after: float = Field(default=watchdog.EXIT_AFTER, ge=0)
     # extra librdkafka settings for all clients, credentials among them: never shown
     kafka: Annotated[dict[str, str], AfterValidator(KafkaSettings)] = Field(
         default_factory=KafkaSettings
@@ -84,6 +90,8 @@ ENV = {
     "fence_delay_ms": "SEGUE_FENCE_DELAY_MS",
     "standby_restore_rate": "SEGUE_STANDBY_RESTORE_RATE",
     "shutdown_timeout": "SEGUE_SHUTDOWN_TIMEOUT",
+    "kafka_call_bound": "SEGUE_KAFKA_CALL_BOUND",
+    "stuck_exit_after": "SEGUE_STUCK_EXIT_AFTER",
 }
 
 

@@ -26,6 +26,9 @@ from typing import Any
 
 from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaException, Producer, TopicPartition
 
+from segue.worker.kafka import CLOSE_TIMEOUT
+from segue.worker.watchdog import bounded
+
 log = logging.getLogger(__name__)
 
 INIT_TIMEOUT = 30.0
@@ -59,7 +62,8 @@ Watermarks = Callable[[str, int], tuple[int, int]]
 def warm_metadata(client: Any, topics: Sequence[str], timeout: float = 10.0) -> None:
     """Refresh ``client``'s metadata for ``topics`` (one request per topic)."""
     for topic in sorted(set(topics)):
-        client.list_topics(topic, timeout=timeout)
+        with bounded("list_topics", timeout):
+            client.list_topics(topic, timeout=timeout)
 
 
 def fence_all(
@@ -84,13 +88,14 @@ def fence_all(
             # of waiting for librdkafka's 500 ms coordinator-query retry timer.
             warm_metadata(producer, [t for t, _ in item.changelogs.values()] + item.sinks)
             if exactly_once:
-                producer.init_transactions(INIT_TIMEOUT)  # fences the previous owner
+                with bounded("init_transactions", INIT_TIMEOUT):
+                    producer.init_transactions(INIT_TIMEOUT)  # fences the previous owner
             log.debug("task %s: fenced in %.3fs", item.name, time.monotonic() - began)
             ends = {store: watermarks(t, p)[1] for store, (t, p) in item.changelogs.items()}
             return producer, ends
         except KafkaException as exc:
             if producer is not None:
-                producer.close()
+                close(producer)
             return exc
 
     with ThreadPoolExecutor(max_workers=min(MAX_THREADS, len(starting))) as pool:
@@ -106,16 +111,17 @@ def fence_all(
         ]
         if partitions:
             warm_metadata(consumer, [t for t, _ in partitions])
-            committed = consumer.committed(
-                [TopicPartition(t, p) for t, p in partitions], timeout=INIT_TIMEOUT
-            )
+            with bounded("committed", INIT_TIMEOUT):
+                committed = consumer.committed(
+                    [TopicPartition(t, p) for t, p in partitions], timeout=INIT_TIMEOUT
+                )
             offsets = {
                 (tp.topic, tp.partition): tp.offset if tp.offset >= 0 else OFFSET_BEGINNING
                 for tp in committed
             }
     except KafkaException as exc:
         for producer in producers:
-            producer.close()
+            close(producer)
         return [exc for _ in starting]
     out: list[Fenced | BaseException] = []
     for item, f in zip(starting, fenced, strict=True):
@@ -125,6 +131,11 @@ def fence_all(
             producer, ends = f
             out.append(Fenced(producer, ends, {k: offsets[k] for k in item.inputs if k in offsets}))
     return out
+
+
+def close(producer: Producer) -> None:
+    with bounded("close", CLOSE_TIMEOUT):  # takes no timeout
+        producer.close()
 
 
 def in_parallel(calls: list[Callable[[], None]]) -> list[BaseException | None]:

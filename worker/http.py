@@ -1,9 +1,11 @@
 """The worker's one HTTP port: ``/metrics``, ``/healthz``, ``/readyz``, ``/topology``.
 
 ``/healthz`` answers 200 while the main loop keeps beating (it beats at least
-every few seconds even when idle), so a wedged loop fails liveness.
-``/readyz`` answers 200 once a first assignment is applied and every active task
-is restored and running (``metrics.Snapshot.ready``). ``/topology`` serves the
+every few seconds even when idle) and no Kafka call is stuck past its bound
+(``watchdog``), so a wedged loop fails liveness; the 503's body names the stuck
+call and for how long. ``/readyz`` answers 200 once a first assignment is applied
+and every active task is restored and running (``metrics.Snapshot.ready``), and
+no call is stuck: a worker stuck in a call processes nothing. ``/topology`` serves the
 JSON ``describe`` made of the application (fixed for the process; 404 if none
 was given). Served from a daemon thread with the standard library; the registry
 is ``metrics``'.
@@ -32,11 +34,21 @@ def serve(
             if path == METRICS_PATH:
                 self._reply(200, generate_latest(metrics.registry), CONTENT_TYPE_LATEST)
             elif path == HEALTH_PATH:
-                alive = time.monotonic() - metrics.heartbeat < STALE_AFTER
-                self._reply(200 if alive else 503, b"ok\n" if alive else b"main loop stalled\n")
+                stuck = metrics.stuck()
+                if stuck is not None:
+                    self._reply(503, f"{stuck}\n".encode())
+                elif time.monotonic() - metrics.heartbeat < STALE_AFTER:
+                    self._reply(200, b"ok\n")
+                else:
+                    self._reply(503, b"main loop stalled\n")
             elif path == READY_PATH:
-                ready = metrics.snapshot.ready
-                self._reply(200 if ready else 503, b"ready\n" if ready else b"not ready\n")
+                stuck = metrics.stuck()
+                if stuck is not None:
+                    self._reply(503, f"not ready: {stuck}\n".encode())
+                elif metrics.snapshot.ready:
+                    self._reply(200, b"ready\n")
+                else:
+                    self._reply(503, b"not ready\n")
             elif path == TOPOLOGY_PATH and topology_json is not None:
                 self._reply(200, topology_json, "application/json")
             else:

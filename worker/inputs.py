@@ -22,10 +22,12 @@ from segue.protocol.tasks import TaskId, source_partitions
 from segue.worker.fencing import warm_metadata
 from segue.worker.topics import ResolvedSub
 from segue.worker.topology import SubTopology
+from segue.worker.watchdog import bounded
 
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
+COMMITTED_TIMEOUT = 30.0
 Partition = tuple[str, int]
 
 
@@ -67,9 +69,10 @@ class InputRouter(Generic[T]):
         """Assign from the committed offsets, read now (the task is already fenced)."""
         partitions = list(partitions)
         warm_metadata(self.consumer, [t for t, _ in partitions])
-        committed = self.consumer.committed(
-            [TopicPartition(t, p) for t, p in partitions], timeout=30
-        )
+        with bounded("committed", COMMITTED_TIMEOUT):
+            committed = self.consumer.committed(
+                [TopicPartition(t, p) for t, p in partitions], timeout=COMMITTED_TIMEOUT
+            )
         offsets = {(tp.topic, tp.partition): tp.offset for tp in committed if tp.offset >= 0}
         self.assign(owner, partitions, offsets)
 

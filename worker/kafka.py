@@ -20,8 +20,17 @@ from confluent_kafka.admin._listoffsets import OffsetSpec
 from confluent_kafka.cimpl import NewTopic
 
 from segue.worker.topics import InternalTopic
+from segue.worker.watchdog import bounded
 
 log = logging.getLogger(__name__)
+
+# Calls that take no timeout argument are still bounded by the watchdog (``watchdog``):
+CLOSE_TIMEOUT = 30.0  # Producer.close() aborts an open transaction and flushes first
+# A running task's flush, send_offsets and commit, each: no longer than the
+# transaction may live (transaction.timeout.ms below), so a hung call is told
+# from a slow one (watchdog: bound = timeout + GRACE) within 15 s.
+COMMIT_TIMEOUT = 10.0
+ABORT_TIMEOUT = 10.0
 
 FENCED_CODES = {
     KafkaError._FENCED,
@@ -84,7 +93,8 @@ class Admin:
         self.client = AdminClient({"bootstrap.servers": bootstrap, **extra})
 
     def partition_counts(self, timeout: float = 10.0) -> dict[str, int]:
-        metadata = self.client.list_topics(timeout=timeout)
+        with bounded("list_topics", timeout):
+            metadata = self.client.list_topics(timeout=timeout)
         return {
             name: len(topic.partitions)
             for name, topic in metadata.topics.items()
@@ -102,7 +112,8 @@ class Admin:
             return
         for name, future in self.client.create_topics(new, operation_timeout=timeout).items():
             try:
-                future.result(timeout=timeout)
+                with bounded("create_topics", timeout):
+                    future.result(timeout=timeout)
                 log.info("created topic %s", name)
             except KafkaException as exc:
                 if exc.args[0].code() != KafkaError.TOPIC_ALREADY_EXISTS:
@@ -122,7 +133,8 @@ class Admin:
         out: dict[tuple[str, int], int] = {}
         for tp, future in futures.items():
             try:
-                out[(tp.topic, tp.partition)] = future.result(timeout=timeout).offset
+                with bounded("list_offsets", timeout):
+                    out[(tp.topic, tp.partition)] = future.result(timeout=timeout).offset
             except KafkaException as exc:
                 log.debug("end offset of %s[%d] unavailable: %s", tp.topic, tp.partition, exc)
         return out

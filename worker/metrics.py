@@ -33,6 +33,7 @@ from segue.protocol.reports import (
     AssignmentErrorReason,
     TaskErrorReason,
 )
+from segue.worker.watchdog import WATCHDOG, Watchdog
 
 # ``topics.SubError.reason`` (also the segue_assignment_errors_total reason) -> reason word.
 TOPIC_REASONS: Mapping[str, TaskErrorReason] = {
@@ -189,8 +190,14 @@ class _SnapshotCollector(Collector):
             {(k,): v for k, v in snap.fenced.items()},
         )
         ready = GaugeMetricFamily(r.READY, "1 when every active task is running")
-        ready.add_metric([], 1.0 if snap.ready else 0.0)
+        ready.add_metric([], 1.0 if snap.ready and self._metrics.stuck() is None else 0.0)
         yield ready
+        yield _counter(
+            r.KAFKA_CALL_OVERRUNS,
+            "Blocking Kafka calls that ran past their bound (their timeout plus a grace)",
+            ["call"],
+            {(call,): n for call, n in self._metrics.watchdog.overruns.copy().items()},
+        )
 
 
 def _counter(
@@ -203,7 +210,8 @@ def _counter(
 
 
 class WorkerMetrics:
-    def __init__(self) -> None:
+    def __init__(self, watchdog: Watchdog = WATCHDOG) -> None:
+        self.watchdog = watchdog
         self.registry = CollectorRegistry(auto_describe=False)
         self._lock = threading.Lock()
         self._snapshot = Snapshot()
@@ -220,6 +228,11 @@ class WorkerMetrics:
     def snapshot(self) -> Snapshot:
         with self._lock:
             return self._snapshot
+
+    def stuck(self) -> str | None:
+        """Why the worker is not well, if a Kafka call is stuck past its bound."""
+        overrun = self.watchdog.stuck()
+        return overrun.describe() if overrun is not None else None
 
     def publish(self, snapshot: Snapshot) -> None:
         with self._lock:

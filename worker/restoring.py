@@ -18,13 +18,17 @@ from confluent_kafka import KafkaException, Producer, TopicPartition
 
 from segue.protocol.reports import TaskState
 from segue.protocol.tasks import TaskId
+from segue.worker.fencing import close as close_producer
 from segue.worker.ownership import Task
 from segue.worker.state.engine import wipe
 from segue.worker.state.layout import StateLayout
 from segue.worker.state.opening import open_store
 from segue.worker.state.restore import Restorer
+from segue.worker.watchdog import bounded
 
 log = logging.getLogger(__name__)
+
+WATERMARK_TIMEOUT = 10.0
 
 
 class Restoration:
@@ -48,9 +52,10 @@ class Restoration:
         self.local_offsets = self.local_checkpoints()
 
     def watermarks(self, topic: str, partition: int) -> tuple[int, int]:
-        marks = self.restorer.consumer.get_watermark_offsets(
-            TopicPartition(topic, partition), timeout=10, cached=False
-        )
+        with bounded("get_watermark_offsets", WATERMARK_TIMEOUT):
+            marks = self.restorer.consumer.get_watermark_offsets(
+                TopicPartition(topic, partition), timeout=WATERMARK_TIMEOUT, cached=False
+            )
         if marks is None:
             raise KafkaException(f"no watermarks for {topic}[{partition}]")
         return int(marks[0]), int(marks[1])
@@ -151,7 +156,7 @@ class Restoration:
     def take_spare(self, task: Task, close: bool = False) -> Producer | None:
         spare, task.spare = task.spare, None
         if spare is not None and close:
-            spare.close()
+            close_producer(spare)
             return None
         return spare
 

@@ -34,6 +34,7 @@ from segue.worker.state.restore import RestoreError, Restorer, restore_consumer_
 from segue.worker.taskset import TaskSet
 from segue.worker.topics import Resolution, ResolvedSub, resolve
 from segue.worker.topology import Topology
+from segue.worker.watchdog import bounded
 
 log = logging.getLogger(__name__)
 
@@ -264,7 +265,9 @@ class Worker:
         if running:
             # consume() waits for a full batch or the timeout: keep it short, it is
             # latency added to every record when input is slow.
-            messages = self.consumer.consume(PROCESS_BATCH, 0.0 if self.restorer.busy else 0.01)
+            timeout = 0.0 if self.restorer.busy else 0.01
+            with bounded("consume", timeout):
+                messages = self.consumer.consume(PROCESS_BATCH, timeout)
             self.tasks.dispatch(messages)
             busy = True
         return busy
@@ -278,7 +281,8 @@ class Worker:
         self.metrics.publish(report.snapshot(self))
         for consumer in (self.consumer, self.restorer.consumer):
             try:
-                consumer.close()
+                with bounded("close", kafka.CLOSE_TIMEOUT):  # takes no timeout
+                    consumer.close()
             except (KafkaException, RuntimeError) as exc:
                 log.debug("closing a consumer: %s", exc)
         log.info("stopped")

@@ -23,9 +23,10 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from confluent_kafka import Consumer, KafkaError, TopicPartition
+from confluent_kafka import Consumer, KafkaError, Message, TopicPartition
 
 from segue.worker.state.store import TaskStore
+from segue.worker.watchdog import bounded
 
 log = logging.getLogger(__name__)
 
@@ -77,7 +78,8 @@ class Restorer:
         librdkafka waits for its periodic topic scan (up to a second) otherwise."""
         now = time.monotonic()
         if now - self._warmed.get(topic, -WARM_EVERY) >= WARM_EVERY:
-            self.consumer.list_topics(topic, timeout=10)
+            with bounded("list_topics", 10):
+                self.consumer.list_topics(topic, timeout=10)
             self._warmed[topic] = now
 
     def remove_task(self, task: str) -> None:
@@ -144,7 +146,10 @@ class Restorer:
         restoration is now complete (they are removed from the restorer)."""
         if self.standby_rate is not None:
             self._prioritize()  # a pacing pause may have run out
-        messages = self.consumer.consume(self.batch_size, timeout) if self._parts else []
+        messages: list[Message] = []
+        if self._parts:
+            with bounded("consume", timeout):
+                messages = self.consumer.consume(self.batch_size, timeout)
         # The hot loop of restoration: as few calls per record as possible. Keys and
         # values are bytes (the consumer has no deserializer).
         changes: dict[Any, dict[Any, Any]] = {}

@@ -1,0 +1,143 @@
+"""The watchdog that notices a blocking Kafka call past its bound: pure, on a fake clock."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from segue.worker.watchdog import EXIT_STUCK, Overrun, Watchdog, monitor, must_exit
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_a_call_within_its_bound_is_not_stuck() -> None:
+    clock = Clock()
+    dog = Watchdog(clock, grace=5.0)
+    with dog.call("flush", 30.0):
+        clock.now += 34.9
+        assert dog.stuck() is None
+    assert dog.overruns == {}
+
+
+def test_a_call_past_its_timeout_plus_grace_is_stuck_and_named() -> None:
+    clock = Clock()
+    dog = Watchdog(clock, grace=5.0)
+    with dog.call("send_offsets_to_transaction", 30.0):
+        clock.now += 42.0
+        stuck = dog.stuck()
+        assert stuck == Overrun("send_offsets_to_transaction", 42.0, 35.0)
+        assert stuck.describe() == (
+            "Kafka call send_offsets_to_transaction blocked for 42.0s (bound 35.0s)"
+        )
+        clock.now += 10.0
+        assert dog.stuck() == Overrun("send_offsets_to_transaction", 52.0, 35.0)
+    assert dog.stuck() is None  # it returned: healthy again
+    assert dog.overruns == {"send_offsets_to_transaction": 1}  # counted once
+
+
+def test_an_overrun_nobody_looked_at_is_counted_when_the_call_returns() -> None:
+    clock = Clock()
+    dog = Watchdog(clock, grace=1.0)
+    with dog.call("commit_transaction", 2.0):
+        clock.now += 3.5
+    with dog.call("commit_transaction", 2.0):
+        clock.now += 1.0
+    assert dog.overruns == {"commit_transaction": 1}
+
+
+def test_the_ceiling_caps_every_bound() -> None:
+    clock = Clock()
+    dog = Watchdog(clock, grace=5.0, ceiling=3.0)
+    assert dog.bound(30.0) == 3.0
+    assert dog.bound(0.0) == 3.0
+    with dog.call("flush", 30.0):
+        clock.now += 4.0
+        assert dog.stuck() == Overrun("flush", 4.0, 3.0)
+
+
+def test_the_call_furthest_past_its_bound_is_reported() -> None:
+    clock = Clock()
+    dog = Watchdog(clock, grace=0.0)
+    with dog.call("init_transactions", 30.0), dog.call("list_topics", 1.0):
+        clock.now += 31.0
+        assert dog.stuck() == Overrun("list_topics", 31.0, 1.0)
+    assert dog.overruns == {"init_transactions": 1, "list_topics": 1}
+
+
+def test_an_exception_ends_the_call_too() -> None:
+    clock = Clock()
+    dog = Watchdog(clock)
+    with pytest.raises(RuntimeError), dog.call("flush", 1.0):
+        raise RuntimeError("broker down")
+    assert dog.stuck() is None
+
+
+def test_the_worker_exits_only_once_stuck_long_enough() -> None:
+    assert not must_exit(None, 15.0)
+    assert not must_exit(Overrun("flush", 49.0, 35.0), 15.0)
+    assert must_exit(Overrun("flush", 50.0, 35.0), 15.0)
+
+
+def test_the_monitor_exits_the_process_when_a_call_stays_stuck() -> None:
+    clock = Clock()
+    dog = Watchdog(clock, grace=0.0)
+    exited = threading.Event()
+    codes: list[int] = []
+
+    def fake_exit(code: int) -> None:
+        codes.append(code)
+        exited.set()
+
+    with dog.call("send_offsets_to_transaction", 1.0):
+        clock.now += 100.0
+        monitor(dog, exit_after=10.0, every=0.01, exit=fake_exit)
+        assert exited.wait(5.0)
+    assert codes == [EXIT_STUCK]
+
+
+def test_the_probes_and_metrics_name_a_stuck_call() -> None:
+    import urllib.error
+    import urllib.request
+
+    from prometheus_client import generate_latest
+
+    from segue.worker.http import serve
+    from segue.worker.metrics import Snapshot, WorkerMetrics
+
+    def get(port: int, path: str) -> tuple[int, str]:
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=5) as r:
+                return r.status, r.read().decode()
+        except urllib.error.HTTPError as exc:
+            return exc.code, exc.read().decode()
+
+    clock = Clock()
+    dog = Watchdog(clock, grace=5.0)
+    metrics = WorkerMetrics(watchdog=dog)
+    metrics.publish(Snapshot(generation=1, ready=True))
+    server = serve(metrics, "127.0.0.1", 0)
+    port = server.server_address[1]
+    try:
+        with dog.call("send_offsets_to_transaction", 10.0):
+            assert get(port, "/healthz") == (200, "ok\n")
+            assert get(port, "/readyz") == (200, "ready\n")
+            clock.now += 16.25
+            status, body = get(port, "/healthz")
+            assert (status, body) == (
+                503,
+                "Kafka call send_offsets_to_transaction blocked for 16.2s (bound 15.0s)\n",
+            )
+            assert get(port, "/readyz")[0] == 503
+            text = generate_latest(metrics.registry).decode()
+            assert 'segue_kafka_call_overruns_total{call="send_offsets_to_transaction"} 1.0' in text
+            assert "segue_worker_ready 0.0" in text
+        assert get(port, "/healthz") == (200, "ok\n")
+    finally:
+        server.shutdown()

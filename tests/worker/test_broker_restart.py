@@ -1,0 +1,154 @@
+"""A broker restart mid-transaction: the worker says it is stuck, then recovers exactly.
+
+The worker runs with ``--kafka-call-bound`` well below the broker's downtime, so
+the commit it is in when the broker stops (``flush`` waits for a broker that is
+gone) overruns its bound: ``/healthz`` and ``/readyz`` must turn 503 naming the
+call within the bound (plus polling slack). Once the broker is back on the same
+data (``KafkaBroker.stop``/``start``), librdkafka 2.16 may hang in
+``send_offsets_to_transaction`` for good (seen here: over 60 s, its timeout
+10 s; confluentinc/librdkafka#5456): the worker then exits with code 75
+(``--stuck-exit-after``, default 5 s) and the test starts it again on the same
+state, as Kubernetes restarts the container. Either way it must be healthy and
+processing within ``RECOVERED_WITHIN`` of the broker serving again, and the
+committed output must count every input exactly once.
+
+Its own broker, so the session's shared one is never stopped under other tests.
+Timings are printed (``pytest -s``); docs/reliability.md records them.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from confluent_kafka import Producer
+
+from segue.stack import KafkaBroker
+from segue.stack.paths import Binaries
+from segue.worker.watchdog import EXIT_STUCK
+
+from .harness import WorkerProcess, create_topics, read_committed
+from .scenarios import SteadyProducer, check_exact
+
+pytestmark = pytest.mark.worker
+
+BOUND = 3.0  # --kafka-call-bound: seconds any Kafka call may block before 503
+DOWNTIME = 5.0  # seconds the broker stays stopped (the issue's 5-second restart)
+UNHEALTHY_WITHIN = BOUND + 5.0  # the bound, plus the stop itself and polling
+RECOVERED_WITHIN = 30.0  # seconds from the broker serving again to healthy + processing
+
+
+@pytest.fixture
+def broker(tmp_path: Path, binaries: Binaries) -> Iterator[KafkaBroker]:
+    own = KafkaBroker(tmp_path / "kafka", binaries)
+    own.start()
+    yield own
+    own.stop()
+
+
+def _processed(worker: WorkerProcess, tasks: list[str]) -> float:
+    return sum(worker.metric("segue_task_records_processed_total", task=t) or 0 for t in tasks)
+
+
+def _recover(worker: WorkerProcess, tasks: list[str], timeout: float) -> list[int]:
+    """Wait until ``worker`` is healthy, ready and processing; start it again (same
+    member, state and port, as a container restart) each time it exits. Its exit codes."""
+    exits: list[int] = []
+    deadline = time.monotonic() + timeout
+    before = _processed(worker, tasks)
+    while time.monotonic() < deadline:
+        assert worker.proc is not None
+        code = worker.proc.poll()
+        if code is not None:
+            exits.append(code)
+            worker.start()
+            before = 0.0  # a new process counts from 0
+        try:
+            if (
+                worker.get("/healthz")[0] == 200
+                and worker.get("/readyz")[0] == 200
+                and _processed(worker, tasks) > before
+            ):
+                return exits
+        except OSError:
+            pass  # not serving yet
+        time.sleep(0.1)
+    raise AssertionError(f"not healthy and processing in {timeout}s:\n{worker.log()[-4000:]}")
+
+
+def test_broker_restart_mid_transaction(
+    broker: KafkaBroker, kube: Any, namespace: str, assign: Any, tmp_path: Path
+) -> None:
+    tag = uuid.uuid4().hex[:8]
+    app_id, source, output = f"tally-{tag}", f"in-{tag}", f"out-{tag}"
+    bootstrap = broker.bootstrap_servers
+    create_topics(bootstrap, {source: 2, output: 2})
+    tasks = ["0_0", "0_1"]
+    configmap = f"{app_id}-assignment"
+    assign(configmap, app_id, 1, {"w0": {"active": tasks}})
+    worker = WorkerProcess(
+        app="segue.worker.apps.tally:topology",
+        member="w0",
+        namespace=namespace,
+        configmap=configmap,
+        bootstrap=bootstrap,
+        state_dir=tmp_path / "state",
+        kubeconfig=kube.kubeconfig,
+        log_dir=tmp_path,
+        app_args={"application_id": app_id, "input": source, "output": output},
+        extra=["--kafka-call-bound", str(BOUND)],
+    ).start()
+    producer = SteadyProducer(bootstrap, source, 2, keys=40, rate=500)
+    # Idempotent: its retries across the restart must not duplicate input.
+    producer.producer = Producer(
+        {"bootstrap.servers": bootstrap, "linger.ms": 2, "enable.idempotence": True}
+    )
+    try:
+        worker.wait_ready()
+        producer.start()
+        worker.wait_for("1000 records processed", lambda: _processed(worker, tasks) >= 1000)
+
+        stopped_at = time.monotonic()
+        broker.stop()
+        stop_seconds = time.monotonic() - stopped_at
+        status, body = worker.get("/healthz")
+        while status == 200 and time.monotonic() - stopped_at < UNHEALTHY_WITHIN + 30:
+            time.sleep(0.1)
+            status, body = worker.get("/healthz")
+        unhealthy_after = time.monotonic() - stopped_at
+        ready_status, ready_body = worker.get("/readyz")
+        time.sleep(max(0.0, stopped_at + DOWNTIME - time.monotonic()))
+
+        started_at = time.monotonic()
+        broker.start()
+        serving = time.monotonic()
+        exits = _recover(worker, tasks, timeout=RECOVERED_WITHIN + 60)
+        recovered_after = time.monotonic() - serving
+        produced = producer.stop()
+        records = read_committed(bootstrap, output, lambda r: len(r) >= produced)
+        overruns = {
+            labels: value
+            for (name, labels), value in worker.metrics().items()
+            if name == "segue_kafka_call_overruns_total"
+        }
+        print(
+            f"\nbroker stop {stop_seconds:.1f}s; worker /healthz 503 after {unhealthy_after:.1f}s "
+            f"({body.strip()!r}); broker start {serving - started_at:.1f}s; healthy and "
+            f"processing {recovered_after:.1f}s after the broker served again; "
+            f"worker exits {exits}; {produced} records, overruns {overruns}"
+        )
+        assert status == 503, f"/healthz stayed {status} ({body!r})"
+        assert body.startswith("Kafka call "), body
+        assert unhealthy_after < UNHEALTHY_WITHIN
+        assert ready_status == 503, ready_body
+        assert exits in ([], [EXIT_STUCK]), exits
+        assert exits or sum(overruns.values()) >= 1  # a restarted worker counts from 0
+        assert recovered_after < RECOVERED_WITHIN, worker.log()[-4000:]
+        check_exact(records, producer.sent)
+    finally:
+        producer.stopped.set()
+        worker.close()
