@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from segue.operator.observe.scrape import WorkerReport
 from segue.operator.scaling import Plan, Published, World
 from segue.operator.scaling.inventory import Inventory, take_inventory
-from segue.operator.scaling.placement import lags
+from segue.operator.scaling.placement import lags, task_lag
 from segue.protocol.history import (
     CopyRecord,
     HistoryRecord,
@@ -137,15 +137,7 @@ def _members(world: World, plan: Plan, after: Published | None) -> list[MemberRe
             state = "leaving"
         elif not (pod.running and pod.reporting):
             state = "starting"
-        out.append(
-            MemberRecord(
-                name=name,
-                state=state,
-                active=list(roles.active) if roles else [],
-                standby=list(roles.standby) if roles else [],
-                learning=list(roles.learning) if roles else [],
-            )
-        )
+        out.append(MemberRecord.holding(name, state, roles))
     return out
 
 
@@ -159,9 +151,15 @@ def _copies(
     dt: float,
 ) -> list[CopyRecord]:
     """Each copy's lag as the operator computes it, except that an active its worker runs
-    is current (the offsets past its store are its transactions' commit markers)."""
+    is current (the offsets past its store are its transactions' commit markers), and a
+    copy its worker reports no offsets for yet is behind by its whole changelog."""
     held = after.members if after else {}
     behind = lags(world, inventory, held) if inventory else {}
+
+    def lag(m: str, t: str) -> int:
+        if t in behind.get(m, {}):
+            return behind[m][t]
+        return (task_lag(world, inventory, t, {}) if inventory else None) or 0
 
     def running(m: str, t: str) -> bool:
         report = reports.get(m)
@@ -172,7 +170,7 @@ def _copies(
             task=t,
             member=m,
             role=role,
-            lag=0 if role == "active" and running(m, t) else behind.get(m, {}).get(t, 0),
+            lag=0 if role == "active" and running(m, t) else lag(m, t),
             restore_rate=delta.get((m, t), (0,))[0] / dt if dt > 0 else 0.0,
         )
         for m, r in sorted(held.items())

@@ -35,15 +35,7 @@ def snapshot(
             state = "absent"
         elif not pod.up(now):
             state = "starting"
-        members.append(
-            MemberRecord(
-                name=name,
-                state=state,
-                active=list(roles.active) if roles else [],
-                standby=list(roles.standby) if roles else [],
-                learning=list(roles.learning) if roles else [],
-            )
-        )
+        members.append(MemberRecord.holding(name, state, roles))
     copies = [
         CopyRecord(
             task=t,

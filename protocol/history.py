@@ -13,7 +13,8 @@ rates per second. docs/pipeline.md, "HistoryRecord", is the prose.
 
 from __future__ import annotations
 
-from typing import Literal
+from collections.abc import Sequence
+from typing import Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -56,12 +57,36 @@ class CopyRecord(_Row):
     restore_rate: float = Field(ge=0)  # records/s restored over the last step
 
 
+class HeldRoles(Protocol):
+    """What a member holds (the operator's ``Roles``, as the operator and simulator share it)."""
+
+    @property
+    def active(self) -> Sequence[str]: ...
+    @property
+    def standby(self) -> Sequence[str]: ...
+    @property
+    def learning(self) -> Sequence[str]: ...
+
+
 class MemberRecord(_Row):
     name: str
     state: MemberState
     active: list[str] = Field(default_factory=list)
     standby: list[str] = Field(default_factory=list)
     learning: list[str] = Field(default_factory=list)
+
+    @classmethod
+    def holding(cls, name: str, state: MemberState, roles: HeldRoles | None) -> MemberRecord:
+        """The member's row; ``roles`` None: it holds nothing in the assignment."""
+        if roles is None:
+            return cls(name=name, state=state)
+        return cls(
+            name=name,
+            state=state,
+            active=list(roles.active),
+            standby=list(roles.standby),
+            learning=list(roles.learning),
+        )
 
 
 class HistoryRecord(_Row):

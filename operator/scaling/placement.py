@@ -39,16 +39,24 @@ def lags(world: World, inventory: Inventory, members: Iterable[str]) -> dict[str
         if pod is None or not pod.reporting:
             continue
         for task, held in pod.offsets.items():
-            stores = inventory.stores.get(task)
-            if not stores or not inventory.tasks[task]:
-                continue
-            partition = TaskId.parse(task).partition
-            behind = 0
-            for store, changelog in stores:
-                end = world.end_offsets.get((changelog, partition), 0)
-                behind += max(0, end - held.get(store, 0))
-            out.setdefault(m, {})[task] = behind
+            behind = task_lag(world, inventory, task, held)
+            if behind is not None:
+                out.setdefault(m, {})[task] = behind
     return out
+
+
+def task_lag(world: World, inventory: Inventory, task: str, held: Mapping[str, int]) -> int | None:
+    """Changelog records a copy holding store offsets ``held`` is behind (``{}``: a copy
+    restoring from nothing); None for a stateless task or one not in the inventory."""
+    stores = inventory.stores.get(task)
+    if not stores or not inventory.tasks.get(task):
+        return None
+    partition = TaskId.parse(task).partition
+    behind = 0
+    for store, changelog in stores:
+        end = world.end_offsets.get((changelog, partition), 0)
+        behind += max(0, end - held.get(store, 0))
+    return behind
 
 
 def state_sizes(

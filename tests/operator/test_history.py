@@ -86,3 +86,19 @@ def test_a_counter_that_went_down_restarted_with_its_pod() -> None:
     row, _ = record(sim, Seen(seen.time, seen.signature, lowered))
     assert row is not None
     assert row.records_restored == seen.counters[(pod, task)][0]  # all of it is new
+
+
+def test_a_learner_is_behind_by_its_whole_changelog_until_it_reports() -> None:
+    """A new pod's learner that has restored nothing is not recorded as caught up."""
+    sim = Sim(replicas=2, rate=300)
+    seen: Seen | None = None
+    first: dict[tuple[str, str], int] = {}
+    for i in range(40):
+        if i == 5:
+            sim.replicas = 4
+        row, seen = record(sim, seen)
+        for c in row.copies if row else ():
+            if c.role == "learning" and c.member in ("wc-2", "wc-3"):
+                first.setdefault((c.task, c.member), c.lag)
+    assert first
+    assert set(first.values()) == {sim.changelog_end}
