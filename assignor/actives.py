@@ -64,6 +64,15 @@ def task_weight(problem: Problem, task: int, tiers: Tiers) -> int:
     return 1
 
 
+def copy_weight(problem: Problem, task: int, member: int, tiers: Tiers) -> int:
+    """Restore units still to read for a copy on ``member`` (:meth:`Problem.to_restore`)."""
+    if problem.caught_up(task, member):
+        return 0
+    if problem.sizes_known:
+        return restore_units(problem.to_restore(task, member), tiers.quantum)
+    return task_weight(problem, task, tiers)
+
+
 def active_arcs(
     problem: Problem, task: int, position: dict[int, int], tiers: Tiers
 ) -> tuple[int, tuple[tuple[int, int], ...]]:
@@ -76,11 +85,10 @@ def active_arcs(
         arcs[position[own]] = 0
     if problem.stateful[task]:
         learners = problem.learners[task]
-        for m, lag in problem.lags[task].items():
+        for m in problem.lags[task]:
             if m in position and m != own:
-                caught = lag <= problem.config.acceptable_recovery_lag
                 prefer = PREFER_LEARNER if m in learners else PREFER_LOCAL
-                arcs[position[m]] = tiers.cost(0 if caught else weight, 1, prefer)
+                arcs[position[m]] = tiers.cost(copy_weight(problem, task, m, tiers), 1, prefer)
         for members, prefer in ((learners, PREFER_LEARNER), (problem.standbys[task], PREFER_LOCAL)):
             for m in members:
                 if m in position and m != own and position[m] not in arcs:

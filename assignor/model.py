@@ -23,11 +23,17 @@ class _Strict(BaseModel):
 
 
 class TaskSpec(_Strict):
-    """One partition of one sub-topology; ``state_bytes`` lets the target weigh restores."""
+    """One partition of one sub-topology; ``state_bytes`` lets the target weigh restores.
+
+    ``changelog_records``: the lag of a copy holding nothing (records a restore from
+    nothing reads). With it, a copy ``lag`` behind costs ``lag / changelog_records`` of
+    ``state_bytes`` to finish, so a learner's progress counts (docs/assignor.md, "Costs").
+    """
 
     id: TaskIdStr
     stateful: bool
     state_bytes: NonNegativeInt | None = None
+    changelog_records: NonNegativeInt | None = None
 
 
 class MemberSpec(_Strict):
@@ -95,7 +101,9 @@ class Stats(_Strict):
     moves: int = Field(description="tasks whose target owner differs from their current one")
     stateful_moves: int
     restores: int = Field(description="target replicas placed where no caught-up state is held")
-    bytes_to_restore: int | None = Field(description="their state bytes, when every size is known")
+    bytes_to_restore: int | None = Field(
+        description="state bytes they still have to read, when every size is known"
+    )
     handovers: int = Field(description="tasks whose owner changes in this assignment")
     learners: int
     learners_restoring: int = Field(description="learners not yet caught up (the warmup budget)")

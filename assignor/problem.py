@@ -39,6 +39,7 @@ class Problem:
     subtopology: tuple[int, ...]
     stateful: tuple[bool, ...]
     state_bytes: tuple[int | None, ...]
+    changelog_records: tuple[int | None, ...]  # lag of an empty copy
     members: tuple[ClientState, ...]
     owner: tuple[int, ...]  # present member running the task, or NO_MEMBER
     orphaned: tuple[bool, ...]  # its owner is gone
@@ -54,6 +55,19 @@ class Problem:
             return True
         lag = self.lags[task].get(member)
         return lag is not None and lag <= self.config.acceptable_recovery_lag
+
+    def to_restore(self, task: int, member: int) -> int:
+        """State bytes a copy on ``member`` still has to read: none once caught up; the
+        part of the task its lag is of the whole changelog when both are known, so a
+        learner halfway through costs half and is not dropped for a neighbour a few bytes
+        smaller (sizes are disk usage and wobble); else the whole task."""
+        if self.caught_up(task, member):
+            return 0
+        size = self.state_bytes[task] or 0
+        lag, whole = self.lags[task].get(member), self.changelog_records[task]
+        if lag is None or not whole:
+            return size
+        return -(-size * min(lag, whole) // whole)
 
     def eligible(self) -> list[int]:
         """Members that may be given work: present and not leaving."""
@@ -90,6 +104,7 @@ def build_problem(request: AssignRequest) -> Problem:
         subtopology=tuple(task_keys[spec.id][0] for spec in specs),
         stateful=tuple(spec.stateful for spec in specs),
         state_bytes=tuple(spec.state_bytes for spec in specs),
+        changelog_records=tuple(spec.changelog_records for spec in specs),
         members=members,
         owner=tuple(roles.owner),
         orphaned=tuple(roles.orphaned),

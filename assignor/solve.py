@@ -82,7 +82,7 @@ def _stats(
         for m in (target[t], *plan.standbys[t]):
             if not problem.caught_up(t, m):
                 restores += 1
-                restored_bytes += problem.state_bytes[t] or 0
+                restored_bytes += problem.to_restore(t, m)
         same_rack += sum(
             1 for m in plan.standbys[t] if rack is not None and problem.members[m].rack == rack
         )

@@ -68,6 +68,13 @@ class _Costs:
             return restore_units(self.problem.state_bytes[task], self.tiers.quantum)
         return 1
 
+    def to_restore(self, task: int, member: int) -> int:
+        if self.problem.caught_up(task, member):
+            return 0
+        if self.problem.sizes_known:
+            return restore_units(self.problem.to_restore(task, member), self.tiers.quantum)
+        return 1
+
     def same_rack(self, active: int, e: int) -> int:
         rack = self.problem.members[active].rack
         return int(rack is not None and self.racks[e] == rack)
@@ -86,7 +93,7 @@ class _Costs:
             e = self.position.get(m)
             if e is None or m == active or e in found:
                 continue
-            restore = 0 if p.caught_up(task, m) else self.weight(task)
+            restore = self.to_restore(task, m)
             move = 0 if m == own or m in p.standbys[task] else 1
             prefer = 0 if m == own or m in p.lags[task] else 1
             found[e] = self.tiers.cost(*self.lead, self.same_rack(active, e), restore, move, prefer)

@@ -98,7 +98,13 @@ def build_request(
     }
     return AssignRequest(
         tasks=[
-            TaskSpec(id=t, stateful=s, state_bytes=sizes.get(t)) for t, s in inventory.tasks.items()
+            TaskSpec(
+                id=t,
+                stateful=s,
+                state_bytes=sizes.get(t),
+                changelog_records=task_lag(world, inventory, t, {}),
+            )
+            for t, s in inventory.tasks.items()
         ],
         members=[MemberSpec(id=m, leaving=m in leaving) for m in members],
         current=current,

@@ -83,6 +83,15 @@ class View:
             return 0
         return int(task["state_bytes"]) if self.sizes else 1
 
+    def to_restore(self, t: str, m: str) -> int:
+        """What is left to read on ``m``: the lag's share of the whole when both are known."""
+        if self.caught_up(t, m):
+            return 0
+        whole, lag = self.tasks[t].get("changelog_records"), self.lags[t].get(m)
+        if not self.sizes or not whole or lag is None:
+            return self.weight(t)
+        return -(-self.weight(t) * min(lag, whole) // whole)
+
     def stateful(self, t: str) -> bool:
         return bool(self.tasks[t]["stateful"])
 
@@ -106,7 +115,7 @@ class View:
             return (0, 0, 0)
         if not self.stateful(t):
             return (0, 1, 2)
-        restore = 0 if self.caught_up(t, m) else self.weight(t)
+        restore = self.to_restore(t, m)
         if m in self.learners[t]:
             prefer = 0
         elif m in self.lags[t] or m in self.standbys[t]:
@@ -119,7 +128,7 @@ class View:
         rack = self.members[active].get("rack")
         same = int(rack is not None and self.members[m].get("rack") == rack)
         own = self.owner.get(t)
-        restore = 0 if self.caught_up(t, m) else self.weight(t)
+        restore = self.to_restore(t, m)
         move = 0 if m == own or m in self.standbys[t] else 1
         if m == own or m in self.lags[t]:
             prefer = 0

@@ -30,6 +30,8 @@ def requests(
             task: dict[str, Any] = {"id": f"{sub}_{p}", "stateful": stateful}
             if with_sizes and stateful:
                 task["state_bytes"] = draw(st.sampled_from([0, 1, 3, 10, 1000]))
+                if draw(st.booleans()):  # a learner's progress then counts
+                    task["changelog_records"] = draw(st.sampled_from([0, 80, 60_000]))
             tasks.append(task)
     count = draw(st.integers(min(2, max_members), max_members))
     members: list[dict[str, Any]] = []

@@ -168,6 +168,26 @@ def test_ties_resolve_toward_running_learners() -> None:
         assert learning in decision.target["b"].active
 
 
+def test_a_learners_progress_counts_against_a_smaller_neighbour() -> None:
+    """Sizes are disk usage and wobble: b learns 0_0 (1,000 records, 14,100 bytes) while
+    0_1 now reads 13,900. Halfway through, finishing 0_0 (7,050 bytes left) beats starting
+    0_1 afresh; one record in, it does not, and the target takes the smaller task."""
+    for lag, kept in ((500, True), (999, False)):
+        request = {
+            "tasks": [
+                {"id": "0_0", "stateful": True, "state_bytes": 14_100, "changelog_records": 1000},
+                {"id": "0_1", "stateful": True, "state_bytes": 13_900, "changelog_records": 1000},
+            ],
+            "members": [{"id": "a"}, {"id": "b"}],
+            "current": {"a": {"active": ["0_0", "0_1"]}, "b": {"learning": ["0_0"]}},
+            "lags": {"b": {"0_0": lag}},
+            "config": {"acceptable_recovery_lag": 0},
+        }
+        decision = run(request)
+        assert (decision.target["b"].active == ["0_0"]) is kept, (lag, decision.target)
+        assert decision.stats.bytes_to_restore == (7_050 if kept else 13_900)
+
+
 def test_stateful_balance_is_its_own_constraint() -> None:
     """Per-sub-topology and total balance hold, yet both stateful tasks sit on one member."""
     request = {

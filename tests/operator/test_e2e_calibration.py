@@ -25,7 +25,11 @@ This test found a bug in the operator: a learner's half-restored store reported 
 bytes than the whole task, so the task looked dearer to move and the next look switched
 the learner to a neighbour, throwing its restored records away (real 42,140 bytes
 restored against the replay's 27,440). A task's size is now its active owner's
-(``segue.operator.scaling.placement.state_sizes``).
+(``segue.operator.scaling.placement.state_sizes``). That was half of it: the active's
+size is its store's disk usage, which wobbles by a few bytes, and a neighbour a few
+bytes smaller still won in two of three runs (41,860 bytes). The assignor now counts
+what a learner has left to read, not its whole task (``TaskSpec.changelog_records``,
+docs/assignor.md, "Costs"). The rows are printed, so a failure shows the learners' path.
 """
 
 from __future__ import annotations
@@ -116,6 +120,12 @@ def test_a_recorded_scale_out_replays_in_the_simulator(
         f"record {scenario.subtopologies[1].record_bytes} B, "
         f"state {sum(scenario.subtopologies[1].state_bytes)} B"
     )
+    for r in rows[scaled - 1 :]:
+        print(
+            f"{r.time - rows[scaled].time:7.2f} gen {r.generation} moved {r.handovers} "
+            f"restored {r.records_restored}/{r.bytes_restored}B balanced {r.balanced} "
+            + " ".join(f"{m.name[-6:]}:{m.state[0]}:a{m.active}l{m.learning}" for m in r.members)
+        )
     assert real_bytes > 0
     assert sim.handovers == real_moved
     assert round(sim.state_bytes_restored) == real_bytes
