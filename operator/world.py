@@ -240,6 +240,7 @@ def pod_obs(state: PodState, report: WorkerReport | None) -> PodObs:
         roles=dict(report.roles) if report else {},
         offsets=report.offsets() if report else {},
         state_bytes=dict(report.state_bytes) if report else {},
+        changelog_bytes=dict(report.changelog_bytes) if report else {},
         faults={t: TaskFault(*why) for t, why in report.task_errors.items()} if report else {},
         template_hash=state.labels.get(TEMPLATE_HASH_LABEL, ""),
     )

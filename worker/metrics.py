@@ -48,7 +48,7 @@ class StoreReport:
     store: str
     restored_offset: int  # the next changelog offset the local store will read
     end_offset: int  # the changelog's end offset as last seen
-    changelog_records: int = 0  # changelog records the store applied since it opened
+    changelog_records: int = 0  # changelog records applied since the store was created empty
     changelog_bytes: int = 0  # their key+value bytes
 
 
@@ -120,12 +120,13 @@ class _SnapshotCollector(Collector):
         )
         held = GaugeMetricFamily(
             r.CHANGELOG_RECORDS,
-            "Changelog records the local store applied since it opened (restored or written)",
+            "Changelog records the local store applied since it was created empty "
+            "(restored or written; kept in its checkpoint)",
             labels=["task", "store"],
         )
         held_bytes = GaugeMetricFamily(
             r.CHANGELOG_BYTES,
-            "Key+value bytes of the changelog records the store applied since it opened",
+            "Key+value bytes of the changelog records the store applied since it was created empty",
             labels=["task", "store"],
         )
         lag = GaugeMetricFamily(

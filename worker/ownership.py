@@ -51,7 +51,7 @@ class StoreView:
     partition: int
     offset: int  # the next changelog offset the local store will read
     end: int  # the changelog's end offset as last seen
-    changelog_records: int = 0  # applied since the store opened (TaskStore)
+    changelog_records: int = 0  # applied since the store was created empty (TaskStore)
     changelog_bytes: int = 0
 
 

@@ -43,7 +43,8 @@ class WorkerReport:
     state_bytes: dict[str, int] = field(default_factory=dict)
     processed: dict[str, int] = field(default_factory=dict)  # records processed as active
     # Summed over a task's stores: the changelog records (and key+value bytes) each store
-    # applied since it opened, and the counters of records and bytes restored.
+    # applied since it was created empty (kept in its checkpoint), and the counters of
+    # records and bytes restored.
     changelog_records: dict[str, int] = field(default_factory=dict)
     changelog_bytes: dict[str, int] = field(default_factory=dict)
     restored_records: dict[str, int] = field(default_factory=dict)

@@ -81,7 +81,9 @@ class PodObs:
     generation: int | None = None  # the assignment generation it applied
     roles: Mapping[str, str] = field(default_factory=dict)  # task -> active/standby/learning
     offsets: Mapping[str, Mapping[str, int]] = field(default_factory=dict)  # task -> store -> next
-    state_bytes: Mapping[str, int] = field(default_factory=dict)
+    state_bytes: Mapping[str, int] = field(default_factory=dict)  # disk usage, per task
+    # key+value bytes of the changelog records its copy applied since created empty
+    changelog_bytes: Mapping[str, int] = field(default_factory=dict)
     faults: Mapping[str, TaskFault] = field(default_factory=dict)  # tasks it cannot run now
     template_hash: str = ""  # the spec it was built from ("": unknown, taken as current)
 

@@ -12,7 +12,7 @@ until all its learners are ready.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 
 from segue.assignor import (
     AssignmentConfig,
@@ -62,20 +62,36 @@ def task_lag(world: World, inventory: Inventory, task: str, held: Mapping[str, i
 def state_sizes(
     pods: Mapping[str, PodObs], tasks: Iterable[str], published: Published | None = None
 ) -> dict[str, int]:
-    """A task's size: what its active owner reports (the whole store), else its largest
-    copy. A learner's copy must not set it: a half-restored store, compacted otherwise,
-    can report more bytes than the whole, and the task would then look dearer to move
-    than its neighbour, so the next look switched the learner to the neighbour and threw
-    its restored records away (seen in the calibration run, docs/pipeline.md)."""
+    """A task's size, what moving it costs: the changelog bytes its copies report (what a
+    restore from nothing reads), else their disk usage. Disk usage is a poor ruler: a
+    store's fixed files and compaction state move it by more than small tasks differ, so
+    the assignor moved a task a few changelog records larger than needed (calibration
+    run, docs/pipeline.md). Of the copies, the active owner's counts, else the largest:
+    a learner's must not set it, a half-restored store can report more than the whole,
+    and the learner would then be switched to a neighbour and its work thrown away."""
+    logical = _sizes(pods, published, lambda pod: pod.changelog_bytes)
+    disk = _sizes(pods, published, lambda pod: pod.state_bytes)
+    return {
+        t: logical[t] if logical.get(t) else disk.get(t, 0)
+        for t in tasks
+        if t in logical or t in disk
+    }
+
+
+def _sizes(
+    pods: Mapping[str, PodObs],
+    published: Published | None,
+    measure: Callable[[PodObs], Mapping[str, int]],
+) -> dict[str, int]:
     sizes: dict[str, int] = {}
     for pod in pods.values():
-        for t, size in pod.state_bytes.items():
+        for t, size in measure(pod).items():
             sizes[t] = max(size, sizes.get(t, 0))
     for member, roles in published.members.items() if published else ():
         owner = pods.get(member)
-        held = owner.state_bytes if owner is not None else {}
+        held = measure(owner) if owner is not None else {}
         sizes.update({t: held[t] for t in roles.active if t in held})
-    return {t: sizes[t] for t in tasks if t in sizes}
+    return sizes
 
 
 def build_request(

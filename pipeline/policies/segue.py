@@ -166,6 +166,7 @@ class SegueController:
             roles=roles,
             offsets=offsets if up else {},
             state_bytes=sizes if up else {},
+            changelog_bytes=sizes if up else {},
         )
 
 

@@ -24,3 +24,20 @@ def test_without_an_owner_reporting_the_largest_copy_counts() -> None:
     assert state_sizes(pods, ["1_0", "1_9"], None) == {"1_0": 12_000}
     gone = Published(2, {"a-7": Roles(active=("1_0",))})  # its owner's pod is not here
     assert state_sizes(pods, ["1_0"], gone) == {"1_0": 12_000}
+
+
+def test_changelog_bytes_rule_over_disk_usage() -> None:
+    """Disk usage wobbles with a store's fixed files; the changelog bytes are what a
+    restore reads. A task no copy reports changelog bytes for falls back to disk usage."""
+    pods = {
+        "a-0": PodObs(
+            "a-0",
+            running=True,
+            state_bytes={"1_0": 90_000, "1_1": 80_000, "1_2": 70_000},
+            changelog_bytes={"1_0": 13_986, "1_1": 14_000},
+        ),
+        "a-2": PodObs("a-2", running=True, changelog_bytes={"1_1": 7_000}),
+    }
+    published = Published(3, {"a-0": Roles(active=("1_0", "1_1", "1_2"))})
+    sizes = state_sizes(pods, ["1_0", "1_1", "1_2"], published)
+    assert sizes == {"1_0": 13_986, "1_1": 14_000, "1_2": 70_000}

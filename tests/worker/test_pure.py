@@ -3,6 +3,8 @@ resolution, config. Task ids and the assignment document are tests/protocol's.""
 
 from __future__ import annotations
 
+import struct
+import zlib
 from pathlib import Path
 
 import pytest
@@ -62,8 +64,14 @@ def test_applying_a_plan_yields_the_desired_roles(current: dict, desired: dict) 
 
 
 def test_checkpoint_round_trip() -> None:
-    checkpoint = Checkpoint("app-counts-changelog", 3, 12345)
+    checkpoint = Checkpoint("app-counts-changelog", 3, 12345, records=800, nbytes=11_200)
     assert decode(encode(checkpoint)) == checkpoint
+
+
+def test_a_checkpoint_from_before_the_totals_counts_from_zero() -> None:
+    payload = b'{"offset":7,"partition":0,"topic":"t"}'
+    raw = b"SGC1" + struct.pack(">I", zlib.crc32(payload)) + payload
+    assert decode(raw) == Checkpoint("t", 0, 7, records=0, nbytes=0)
 
 
 @given(st.data())

@@ -59,14 +59,22 @@ def test_store_layers_record_transaction_and_disk(tmp_path: Path) -> None:
     assert store.engine.get(b"c") is None  # nothing on disk before the commit
     store.commit(last_changelog_offset=41)
     assert store.offset == 42
-    assert store.engine.checkpoint() == Checkpoint(CHANGELOG, 0, 42)
+    # two changelog records: a's tombstone (1 byte) and c (1 + 8 bytes)
+    assert store.engine.checkpoint() == Checkpoint(CHANGELOG, 0, 42, records=2, nbytes=10)
     assert store.engine.get(b"c") == INT64.serialize(3)
     store.put("d", 1)
     store.accept_record()
     store.abort()  # an aborted transaction leaves the committed state
     assert store.get("d") is None
     assert store.get("c") == 3
+    engine = store.engine
     store.close()
+    reopened = TaskStore(SPEC, CHANGELOG, 0, Engine(engine.path))
+    # reopened from disk, the store still knows its changelog's size (the operator's ruler)
+    assert (reopened.changelog_records, reopened.changelog_bytes) == (2, 10)
+    reopened.apply_restored({b"e": INT64.serialize(5)}, 50, records=3, nbytes=27)
+    assert reopened.engine.checkpoint() == Checkpoint(CHANGELOG, 0, 50, records=5, nbytes=37)
+    reopened.close()
 
 
 def _open(layout: StateLayout, low: int = 0, end: int = 100) -> tuple[TaskStore, bool]:

@@ -33,11 +33,11 @@ class TaskStore:
         self._txn: dict[bytes, bytes | None] = {}
         checkpoint = engine.checkpoint()
         self.offset = 0 if checkpoint is None else checkpoint.offset  # next changelog offset
-        # Changelog records this store applied since it opened (restored or written) and
-        # their key+value bytes: opened empty, the size of its changelog (the history's
-        # TaskRecord); reopened from disk, only what came since.
-        self.changelog_records = 0
-        self.changelog_bytes = 0
+        # Changelog records this store applied since it was created empty (restored or
+        # written) and their key+value bytes: the size of its changelog as a restore from
+        # nothing reads it. Kept in the checkpoint, so a reopened store still knows it.
+        self.changelog_records = 0 if checkpoint is None else checkpoint.records
+        self.changelog_bytes = 0 if checkpoint is None else checkpoint.nbytes
 
     # -- the processor's view (segue.worker.processor.KeyValueStore) --
 
@@ -97,12 +97,20 @@ class TaskStore:
         if last_changelog_offset is None:
             self._txn.clear()
             return
-        next_offset = last_changelog_offset + 1
-        self.engine.write(self._txn, Checkpoint(self.changelog, self.partition, next_offset))
-        self.offset = next_offset
-        self.changelog_records += len(self._txn)
-        self.changelog_bytes += sum(len(k) + len(v or b"") for k, v in self._txn.items())
+        nbytes = sum(len(k) + len(v or b"") for k, v in self._txn.items())
+        self._write(self._txn, last_changelog_offset + 1, len(self._txn), nbytes)
         self._txn.clear()
+
+    def _write(
+        self, changes: Mapping[bytes, bytes | None], next_offset: int, records: int, nbytes: int
+    ) -> None:
+        """Data and checkpoint (offset and running totals) in one atomic write."""
+        records += self.changelog_records
+        nbytes += self.changelog_bytes
+        checkpoint = Checkpoint(self.changelog, self.partition, next_offset, records, nbytes)
+        self.engine.write(changes, checkpoint)
+        self.offset = next_offset
+        self.changelog_records, self.changelog_bytes = records, nbytes
 
     def abort(self) -> None:
         self._pending.clear()
@@ -119,10 +127,7 @@ class TaskStore:
     ) -> None:
         """Write a restored batch: ``records`` changelog records of ``nbytes`` key+value
         bytes were read (``changes`` keeps only each key's last value)."""
-        self.engine.write(changes, Checkpoint(self.changelog, self.partition, next_offset))
-        self.offset = next_offset
-        self.changelog_records += records
-        self.changelog_bytes += nbytes
+        self._write(changes, next_offset, records, nbytes)
 
     def close(self) -> None:
         self.abort()
