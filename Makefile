@@ -13,7 +13,7 @@ export SEGUE_CACHE ?= $(HOME)/.cache/segue
 # Extra pytest arguments, e.g. make test PYTEST_ARGS="-m smoke"
 PYTEST_ARGS ?=
 
-.PHONY: demo test bench venv stack lint typecheck contracts gates crds
+.PHONY: demo test bench soak venv stack lint typecheck contracts gates crds
 
 demo: venv stack
 	$(BIN)/segue stack up
@@ -33,6 +33,10 @@ bench: venv stack
 	$(BIN)/python -m bench.autoscale.signal
 	$(BIN)/python -m bench.pipeline.run --scenarios 10000 --single 2000 --policies eager,kip441,keda
 	$(BIN)/python -m bench.pipeline.run --scenarios 500 --single 500
+
+# Not in bench: half an hour of random scale events, pod kills and broker restarts.
+soak: venv stack
+	$(BIN)/python -m bench.soak.run $(SOAK_ARGS)
 
 # The product (segue) and the dev-only local stack (stack/, segue-stack), both editable.
 venv: $(VENV)/.installed
