@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import itertools
 import json
+from collections.abc import Collection
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
@@ -97,10 +98,22 @@ def peak_stateful(events: list[TaskEvent], since: float) -> int:
     return max(held, default=0)
 
 
-def restored_records(events: list[RestoreEvent], since: float) -> dict[int, int]:
-    """Changelog records loaded per partition (= per counting task) from ``since`` on."""
+def held(events: list[TaskEvent], since: float) -> set[str]:
+    """The tasks the instance held a copy of (active or standby) just before ``since``."""
+    before = [e for e in events if e.t / 1000 < since]
+    return set(before[-1].active) | set(before[-1].standby) if before else set()
+
+
+def restored_records(
+    events: list[RestoreEvent],
+    since: float,
+    old: Collection[str] = (),
+) -> dict[int, int]:
+    """Changelog records loaded per partition (= per counting task) from ``since`` on, into
+    copies the instance did not hold then (``old``: what it held; a standby following the
+    changelog's tail on a copy it kept is not a restore)."""
     out: dict[int, int] = {}
     for e in events:
-        if e.t / 1000 >= since:
+        if e.t / 1000 >= since and f"{STATEFUL}{e.partition}" not in old:
             out[e.partition] = out.get(e.partition, 0) + e.records
     return out

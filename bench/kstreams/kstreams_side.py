@@ -18,7 +18,14 @@ import time
 from pathlib import Path
 from typing import IO
 
-from .events import RestoreEvent, TaskEvent, assignor_verdict, last_change, parse_line
+from .events import (
+    RestoreEvent,
+    TaskEvent,
+    assignor_verdict,
+    held,
+    last_change,
+    parse_line,
+)
 from .events import peak_stateful as _peak
 from .events import restored_records as _restored
 
@@ -151,7 +158,7 @@ class KafkaStreamsApp:
     def restored(self, since: float) -> dict[int, int]:
         total: dict[int, int] = {}
         for i in self.instances:
-            for p, n in _restored(i.restores, since).items():
+            for p, n in _restored(i.restores, since, held(i.tasks, since)).items():
                 total[p] = total.get(p, 0) + n
         return total
 

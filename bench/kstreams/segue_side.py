@@ -62,15 +62,16 @@ class PodWatch(threading.Thread):
         self.since = time.time()
 
     def restored(self) -> tuple[int, int]:
-        """Changelog records and key+value bytes restored since :meth:`mark`."""
+        """Changelog records and key+value bytes restored since :meth:`mark` into copies a pod
+        did not hold then (a standby following the tail of a copy it kept is no restore)."""
         records = bytes_ = 0
         for pod, report in self.reports.items():
-            before = self.baseline.get(pod)
-            records += sum(report.restored_records.values())
-            bytes_ += sum(report.restored_bytes.values())
-            if before is not None:
-                records -= sum(before.restored_records.values())
-                bytes_ -= sum(before.restored_bytes.values())
+            before = self.baseline.get(pod, WorkerReport())
+            for task, n in report.restored_records.items():
+                if task not in before.roles:
+                    records += n - before.restored_records.get(task, 0)
+                    bytes_ += report.restored_bytes.get(task, 0)
+                    bytes_ -= before.restored_bytes.get(task, 0)
         return records, bytes_
 
     def stop(self) -> None:

@@ -12,6 +12,7 @@ from bench.kstreams.events import (
     RestoreEvent,
     TaskEvent,
     assignor_verdict,
+    held,
     last_change,
     parse_line,
     peak_stateful,
@@ -92,9 +93,13 @@ def test_balance_peak_and_restores_from_an_instances_reports() -> None:
     restores = [
         RestoreEvent(event="restored", t=1000, kind="standby", partition=1, records=500),
         RestoreEvent(event="restored", t=3000, kind="standby", partition=1, records=200),
-        RestoreEvent(event="restored", t=4000, kind="active", partition=2, records=7),
+        RestoreEvent(event="restored", t=4000, kind="active", partition=3, records=7),
     ]
-    assert restored_records(restores, since=2.0) == {1: 200, 2: 7}
+    assert restored_records(restores, since=2.0) == {1: 200, 3: 7}
+    # a copy the instance already held (here 1_1, from its report before 2 s) is not restored
+    assert held(events, since=2.0) == {"0_0", "1_0", "1_1", "1_2"}
+    assert restored_records(restores, since=2.0, old=held(events, 2.0)) == {3: 7}
+    assert held(events, since=0.5) == set()
 
 
 def count(n: int) -> bytes:
