@@ -98,7 +98,7 @@ def input_times(inputs: list[Seen]) -> dict[bytes, list[float]]:
 class Lateness:
     late: int  # outputs visible more than LATE_AFTER s after their input
     counted: int  # outputs whose input was written in the window
-    pauses: dict[int, float]  # task (output partition) -> longest gap, seconds
+    pauses: dict[int, tuple[float, float]]  # task (output partition) -> longest gap, its end
 
 
 def lateness(
@@ -119,8 +119,8 @@ def lateness(
     pauses = {}
     for task, seen in visible.items():
         seen.sort()
-        gaps = [b - a for a, b in itertools.pairwise(seen) if b >= scaled]
-        pauses[task] = max(gaps, default=0.0)
+        gaps = [(b - a, b) for a, b in itertools.pairwise(seen) if b >= scaled]
+        pauses[task] = max(gaps, default=(0.0, scaled))
     return Lateness(late, counted, pauses)
 
 

@@ -21,16 +21,27 @@ class Row:
     late: Lateness
     final: list[int]  # stateful actives per instance at the end
 
+    scaled: float  # the scale request, Unix s
+
     @property
     def pause(self) -> float:
-        return max(self.late.pauses.values(), default=0.0)
+        return max((gap for gap, _ in self.late.pauses.values()), default=0.0)
+
+    def worst(self) -> str:
+        """Which task paused longest, and when its pause ended after the scale request."""
+        if not self.late.pauses:
+            return "no output"
+        task, (gap, end) = max(self.late.pauses.items(), key=lambda item: item[1][0])
+        return f"task 1_{task}: {gap:.2f} s ending {end - self.scaled:.1f} s after the request"
 
     def describe(self) -> str:
         return (
             f"{self.side} {self.before}->{self.after}: balanced {self.balanced:.1f} s, peak "
             f"{self.peak}, restored {self.restored_records:,} records / "
             f"{self.restored_bytes:,} B, longest pause {self.pause:.2f} s, late "
-            f"{self.late.late:,} of {self.late.counted:,}, final {sorted(self.final)}"
+            f"{self.late.late:,} of {self.late.counted:,}, final {sorted(self.final)}; "
+            f"pauses: {self.worst()}; all tasks' longest: "
+            f"{[round(g, 2) for g, _ in sorted(self.late.pauses.values(), reverse=True)]}"
         )
 
 

@@ -131,6 +131,7 @@ def run_kstreams(stack: Any, args: argparse.Namespace, before: int, after: int, 
         int(nbytes),
         late,
         app.final_stateful(),
+        scaled,
     )
 
 
@@ -161,7 +162,7 @@ def run_segue(
         peak = app.watch.peak
     finally:
         app.stop()
-    return Row("Segue", before, after, took, peak, records, nbytes, late, final)
+    return Row("Segue", before, after, took, peak, records, nbytes, late, final, scaled)
 
 
 def main(args: argparse.Namespace, say: Callable[[str], None]) -> list[Row]:

@@ -119,5 +119,5 @@ def test_lateness_matches_each_count_to_its_words_line() -> None:
     result = lateness(outputs, input_times(inputs), start=15.0, scaled=25.0, end=40.0)
     assert result.late == 1
     assert result.counted == 2  # the lines written after the scale request
-    assert result.pauses[0] == pytest.approx(12.3)
-    assert result.pauses[1] == 0.0  # no gap ends after the scale request
+    assert result.pauses[0] == pytest.approx((12.3, 32.5))
+    assert result.pauses[1] == (0.0, 25.0)  # no gap ends after the scale request
