@@ -58,8 +58,9 @@ class TopicReader(threading.Thread):
             while not self.stopped.is_set():
                 for msg in self.consumer.consume(10000, 0.05):
                     now = time.time()
-                    if msg.error() is not None:
-                        assert msg.error().code() == KafkaError._PARTITION_EOF, msg.error()
+                    err = msg.error()
+                    if err is not None:
+                        assert err.code() == KafkaError._PARTITION_EOF, err
                         continue
                     self.records.append(
                         Seen(
@@ -153,8 +154,9 @@ def read_all(bootstrap: str, topic: str, partitions: int, timeout: float = 120.0
             if time.monotonic() > deadline:
                 raise AssertionError(f"{topic}: partitions {sorted(left)} not read in {timeout}s")
             for msg in consumer.consume(10000, 0.5):
-                if msg.error() is not None:
-                    assert msg.error().code() == KafkaError._PARTITION_EOF, msg.error()
+                err = msg.error()
+                if err is not None:
+                    assert err.code() == KafkaError._PARTITION_EOF, err
                     left.discard(msg.partition())
                     continue
                 ts = msg.timestamp()[1] / 1000
