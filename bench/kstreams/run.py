@@ -176,8 +176,8 @@ def main(args: argparse.Namespace, say: Callable[[str], None]) -> list[Row]:
         task = bar.add_task("runs", total=len(runs))
         for side, before, after in runs:
             bar.update(task, description=f"{side} {before}->{after}")
-            work = Path(tmp) / f"{side}-{before}-{after}"
-            work.mkdir()
+            work = (args.workdir or Path(tmp)) / f"{side}-{before}-{after}"
+            work.mkdir(parents=True)
             if side == "segue":
                 row = run_segue(stack, api, args, before=before, after=after, work=work)
             else:
@@ -214,6 +214,9 @@ def cli() -> None:
     )
     parser.add_argument(
         "--sides", nargs="+", choices=("segue", "kstreams"), default=["segue", "kstreams"]
+    )
+    parser.add_argument(
+        "--workdir", type=Path, help="keep the instances' and the operator's logs here"
     )
     parser.add_argument("--markdown", type=Path, help="also write the table here")
     args = parser.parse_args()
