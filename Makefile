@@ -30,6 +30,7 @@ bench: venv stack
 	bash bench/assignor/run.sh --budget 60 --java-timeout 420
 	$(BIN)/python -m bench.worker.run_all
 	$(BIN)/python -m bench.operator.scaling
+	bash bench/kstreams/run.sh
 	$(BIN)/python -m bench.autoscale.signal
 	$(BIN)/python -m bench.pipeline.run --scenarios 10000 --single 2000 --policies eager,kip441,keda
 	$(BIN)/python -m bench.pipeline.run --scenarios 500 --single 500

@@ -32,12 +32,12 @@ from typing import Any
 
 from confluent_kafka import Producer
 
+from bench.operator.cluster import new_namespace, operator_stack
 from segue.stack.localstack import LocalStack
 from tests.operator.e2e import Apps, OperatorProcess, streamapp, wait_for, worker_command
 from tests.worker.harness import create_topics, json_values, read_committed
 from tests.worker.scenarios import SteadyProducer, check_exact
 
-ROOT = Path(__file__).resolve().parents[2]
 MODES = {"learners": 1_000, "ungated": 10**15}
 
 
@@ -58,14 +58,9 @@ def prefill(bootstrap: str, topic: str, partitions: int, keys: int, records: int
 
 
 def run_mode(stack: LocalStack, api: Any, mode: str, args: argparse.Namespace, log: Path) -> str:
-    from kubernetes import client
-
     bootstrap = stack.kafka.bootstrap_servers if stack.kafka else ""
     namespace = f"bench-{mode}"
-    client.CoreV1Api(api).create_namespace(
-        client.V1Namespace(metadata=client.V1ObjectMeta(name=namespace))
-    )
-    time.sleep(2)  # the ServiceAccount controller creates the default account
+    new_namespace(api, namespace)
     tag = uuid.uuid4().hex[:6]
     source, output = f"in-{tag}", f"out-{tag}"
     create_topics(bootstrap, {source: args.partitions, output: args.partitions})
@@ -135,20 +130,13 @@ def ms(gaps: list[float]) -> str:
 
 
 def main(args: argparse.Namespace) -> str:
-    from kubernetes import config, utils
-
     rows = []
-    with LocalStack() as stack, tempfile.TemporaryDirectory() as tmp:
-        assert stack.kube is not None
-        api = config.new_client_from_config(config_file=str(stack.kube.kubeconfig))
-        utils.create_from_yaml(api, str(ROOT / "crds" / "streamapp.yaml"))
-        time.sleep(2)
+    with operator_stack() as (stack, api), tempfile.TemporaryDirectory() as tmp:
         for mode in MODES:
             log = Path(tmp) / mode
             log.mkdir()
             rows.append(run_mode(stack, api, mode, args, log))
             print(rows[-1], flush=True)
-        api.close()
     head = (
         f"Tally, {args.partitions} tasks, {args.prefill:,} records prefilled over {args.keys} "
         f"keys, {args.rate:.0f} records/s during scaling; 2 -> 4 -> 2 pods"

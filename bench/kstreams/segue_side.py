@@ -1,0 +1,141 @@
+"""Segue's side: the operator process and WordCount worker pods under the pod runner (the
+pieces of ``bench.operator`` and the operator's end-to-end tests), with the same scaling
+settings Kafka Streams runs with (acceptable lag 10,000, 2 warmups, one standby).
+
+A :class:`PodWatch` thread scrapes every pod's ``/metrics`` four times a second, keeping
+each pod's stateful actives (``1_*`` tasks it runs as active) and its restore counters;
+*balanced* is the operator's ``Balanced`` condition with every pod ready.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+from segue.operator.api import GROUP, PLURAL, VERSION
+from segue.operator.observe.scrape import ScrapeError, WorkerReport, scrape
+from segue.protocol.names import DEFAULT_METRICS_PORT
+from tests.operator.e2e import Apps, OperatorProcess
+from tests.operator.test_e2e_scaling import wordcount
+
+from .events import STATEFUL
+
+NAME = "wc"
+
+
+class PodWatch(threading.Thread):
+    """Per pod: the peak of stateful actives seen since ``since``, and its last report."""
+
+    def __init__(self, apps: Apps) -> None:
+        super().__init__(daemon=True)
+        self.apps = apps
+        self.since = float("inf")
+        self.peak = 0
+        self.reports: dict[str, WorkerReport] = {}
+        self.baseline: dict[str, WorkerReport] = {}
+        self.stopped = threading.Event()
+
+    def run(self) -> None:
+        while not self.stopped.wait(0.25):
+            try:
+                pods = self.apps.pods(NAME)
+            except Exception:  # the API server is busy: look again
+                continue
+            for name, pod in pods.items():
+                if not pod.status.pod_ip:
+                    continue
+                try:
+                    report = scrape(pod.status.pod_ip, DEFAULT_METRICS_PORT)
+                except ScrapeError:
+                    continue
+                self.reports[name] = report
+                if time.time() >= self.since:
+                    self.peak = max(self.peak, stateful_actives(report))
+
+    def mark(self) -> None:
+        """The scale request: restore counters count from here, peaks too."""
+        self.baseline = dict(self.reports)
+        self.peak = max((stateful_actives(r) for r in self.reports.values()), default=0)
+        self.since = time.time()
+
+    def restored(self) -> tuple[int, int]:
+        """Changelog records and key+value bytes restored since :meth:`mark` into copies a pod
+        did not hold then (a standby following the tail of a copy it kept is no restore)."""
+        records = bytes_ = 0
+        for pod, report in self.reports.items():
+            before = self.baseline.get(pod, WorkerReport())
+            for task, n in report.restored_records.items():
+                if task not in before.roles:
+                    records += n - before.restored_records.get(task, 0)
+                    bytes_ += report.restored_bytes.get(task, 0)
+                    bytes_ -= before.restored_bytes.get(task, 0)
+        return records, bytes_
+
+    def stop(self) -> None:
+        self.stopped.set()
+        self.join(10)
+
+
+def stateful_actives(report: WorkerReport) -> int:
+    return sum(1 for t, role in report.roles.items() if role == "active" and t.startswith(STATEFUL))
+
+
+class SegueApp:
+    """One StreamApp under a fresh operator in its own namespace."""
+
+    def __init__(
+        self,
+        api: Any,
+        *,
+        bootstrap: str,
+        namespace: str,
+        replicas: int,
+        kubeconfig: Path,
+        log: Path,
+    ) -> None:
+        self.body, self.source, self.output = wordcount(
+            SimpleNamespace(bootstrap_servers=bootstrap),
+            NAME,
+            replicas,
+            acceptableRecoveryLag=10_000,
+            maxWarmupReplicas=2,
+            numStandbyReplicas=1,
+        )
+        self.application = self.body["spec"]["applicationId"]
+        self.apps = Apps(api, namespace)
+        self.operator = OperatorProcess(kubeconfig, namespace, log)
+        self.watch = PodWatch(self.apps)
+
+    def start(self) -> None:
+        self.operator.start()
+        self.apps.create(self.body)
+        self.watch.start()
+
+    def balanced(self, replicas: int) -> bool:
+        return self.apps.balanced(NAME, replicas)
+
+    def scale(self, replicas: int) -> None:
+        self.watch.mark()
+        self.apps.scale(NAME, replicas)
+
+    def diagnose(self) -> str:
+        return f"{self.apps.status(NAME)}\n{self.operator.logs()[-3000:]}"
+
+    def final_stateful(self) -> list[int]:
+        return sorted(stateful_actives(r) for r in self.watch.reports.values())
+
+    def stop(self) -> None:
+        """Delete the app (its pods go) while the operator still runs its finalizer."""
+        self.watch.stop()
+        try:
+            self.apps.custom.delete_namespaced_custom_object(
+                GROUP, VERSION, self.apps.namespace, PLURAL, NAME
+            )
+            deadline = time.monotonic() + 60
+            while (self.apps.exists(NAME) or self.apps.pods(NAME)) and time.monotonic() < deadline:
+                time.sleep(0.5)
+        finally:
+            self.operator.stop()
