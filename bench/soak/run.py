@@ -24,7 +24,8 @@ from typing import Any
 
 from rich.progress import Progress
 
-from bench.operator.scaling import ROOT, handover_pauses, prefill
+from bench.operator.cluster import ROOT, new_namespace, operator_stack
+from bench.operator.scaling import handover_pauses, prefill
 from bench.soak.memory import RssSampler, plot
 from bench.soak.plan import Event, lost_and_duplicated, percentile, schedule
 from segue.stack.localstack import LocalStack
@@ -78,15 +79,10 @@ class Running:
 
 def start_app(stack: LocalStack, api: Any, args: argparse.Namespace, logs: Path) -> Running:
     """Tally prefilled and balanced under its own operator, before any input flows."""
-    from kubernetes import client
-
     assert stack.kafka is not None
     assert stack.kube is not None
     bootstrap = stack.kafka.bootstrap_servers
-    client.CoreV1Api(api).create_namespace(
-        client.V1Namespace(metadata=client.V1ObjectMeta(name="soak"))
-    )
-    time.sleep(2)  # the ServiceAccount controller creates the default account
+    new_namespace(api, "soak")
     tag = uuid.uuid4().hex[:6]
     source, output = f"in-{tag}", f"out-{tag}"
     create_topics(bootstrap, {source: args.partitions, output: args.partitions})
@@ -195,15 +191,8 @@ def cli() -> None:
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / "soak")
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
-    from kubernetes import config, utils
-
-    with LocalStack() as stack, tempfile.TemporaryDirectory() as tmp:
-        assert stack.kube is not None
-        api = config.new_client_from_config(config_file=str(stack.kube.kubeconfig))
-        utils.create_from_yaml(api, str(ROOT / "crds" / "streamapp.yaml"))
-        time.sleep(2)
+    with operator_stack() as (stack, api), tempfile.TemporaryDirectory() as tmp:
         result = soak(stack, api, args, Path(tmp))
-        api.close()
     (args.out / "soak.json").write_text(json.dumps(result, indent=2) + "\n")
     print(json.dumps(result, separators=(",", ":")))
 
