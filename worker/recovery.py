@@ -23,7 +23,7 @@ from segue.worker.active import TaskAborted, TaskFenced
 from segue.worker.failures import Failure, blocker, failure_of
 from segue.worker.ownership import Task
 from segue.worker.restoring import Restoration
-from segue.worker.state.engine import StoreCorrupt, StoreLocked
+from segue.worker.state.engine import StoreCorrupt, StoreFull, StoreLocked
 from segue.worker.topics import ResolvedSub
 
 log = logging.getLogger(__name__)
@@ -47,7 +47,14 @@ class Recovery:
         """Enter the task's role (``restoring.Restoration.enter``), or fail it."""
         try:
             self.restoration.enter(task, fence_delay)
-        except (KafkaException, StoreCorrupt, StoreLocked, TaskAborted, TaskFenced) as exc:
+        except (
+            KafkaException,
+            StoreCorrupt,
+            StoreFull,
+            StoreLocked,
+            TaskAborted,
+            TaskFenced,
+        ) as exc:
             self.fail(task, failure_of(exc, TaskErrorReason.START_FAILED))
 
     def fail(self, task: Task, failure: Failure, commit: bool = False) -> None:
