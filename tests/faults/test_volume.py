@@ -95,7 +95,7 @@ def test_a_full_volume_is_reported_loses_nothing_and_recovers_when_space_returns
             reason, message = found
             assert reason == "StoreFull", found
             assert pod in message, message
-            assert "File too large" in message, message
+            assert "volume full (File too large)" in message, message
             assert "StoreFull" in {r for r, _ in apps.events("wc")}
             full_tasks = store_full(apps, pod)
             assert full_tasks, "no task reported StoreFull"

@@ -49,9 +49,12 @@ FULL_ERRORS = ("No space left on device", "Disk quota exceeded", "File too large
 
 def failure(what: str, path: Path, exc: BaseException) -> Exception:
     """The store error an engine error is: :class:`StoreFull` or :class:`StoreCorrupt`."""
-    full = isinstance(exc, OSError) and exc.errno in FULL_ERRNOS
-    if full or any(words in str(exc) for words in FULL_ERRORS):
-        return StoreFull(f"{what} {path}: volume full: {exc}")
+    if isinstance(exc, OSError) and exc.errno in FULL_ERRNOS:
+        full: str | None = exc.strerror
+    else:
+        full = next((words for words in FULL_ERRORS if words in str(exc)), None)
+    if full is not None:  # the cause first: a task error's message is cut at 200 characters
+        return StoreFull(f"volume full ({full}): {what} {path}: {exc}")
     return StoreCorrupt(f"{what} {path}: {exc}")
 
 
