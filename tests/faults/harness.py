@@ -26,7 +26,7 @@ from typing import Any
 
 from confluent_kafka import Consumer, KafkaException, TopicPartition
 
-from segue.operator.observe.scrape import ScrapeError, scrape
+from segue.operator.observe.scrape import ScrapeError, WorkerReport, scrape
 from tests.operator.e2e import Apps, OperatorProcess, SteadyInput, wait_for
 from tests.operator.test_e2e_scaling import (
     PARTITIONS,
@@ -70,6 +70,13 @@ class FaultRun:
         fails, with the stalled tasks named, past ``bound``."""
         return self.progress.wait_resumed(fault_end, bound, self.why)
 
+    def assert_no_stall(self, bound: float = RESUME_BOUND) -> float:
+        """No task stood still (committed nothing) for ``bound`` s at any time while
+        watched; the longest stall."""
+        stall, where = self.progress.longest_stall()
+        assert stall < bound, f"{where} committed nothing for {stall:.1f}s"
+        return stall
+
     def finish(self) -> None:
         """Stop the input and the watchers; assert the exact counts and one owner."""
         self.stop()
@@ -93,14 +100,12 @@ def start(
     lines: int = 3000,
     rate: float = 100,
     env: dict[str, str] | None = None,
-    extra_env: list[dict[str, Any]] | None = None,
     **scaling: Any,
 ) -> FaultRun:
     """Create WordCount (``replicas`` pods, ``lines`` of prefilled state, then
-    ``rate`` lines/s), wait until balanced, and start watching progress and owners.
-    ``extra_env`` entries go into the pod template as given (e.g. ``valueFrom``)."""
+    ``rate`` lines/s; ``env`` for the pods), wait until balanced, and start watching
+    progress and owners."""
     body, source, output = wordcount(kafka, NAME, replicas, env=env, **scaling)
-    body["spec"]["template"]["env"].extend(extra_env or [])
     app_id = body["spec"]["applicationId"]
     why, before, producer = running(
         kafka, apps, operator, pod_runner, body=body, source=source, replicas=replicas,
@@ -222,6 +227,14 @@ class Progress(threading.Thread):
         return worst, which
 
 
+def running_actives(report: WorkerReport) -> set[str]:
+    """The tasks a worker says it owns: active and running."""
+    states = report.states
+    return {
+        t for t, role in report.roles.items() if role == "active" and states.get(t) == "running"
+    }
+
+
 @dataclass(frozen=True)
 class Overlap:
     """Two or more pods reporting one task active and running, from ``first`` to
@@ -280,9 +293,8 @@ class Owners(threading.Thread):
                 except ScrapeError:
                     continue
                 self.last[pod] = report
-                for task, role in report.roles.items():
-                    if role == "active" and report.states.get(task) == "running":
-                        owners.setdefault(task, []).append(pod)
+                for task in running_actives(report):
+                    owners.setdefault(task, []).append(pod)
             self.polls += 1
             for task, pods in owners.items():
                 if len(pods) > 1:
