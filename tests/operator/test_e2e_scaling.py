@@ -181,14 +181,16 @@ def running(
     replicas: int,
     lines: int,
     rate: float,
+    **producer_config: Any,
 ) -> tuple[Any, dict[str, int], Any]:
     """Create the app, wait until it is balanced, prefill ``lines`` of state, start
-    steady input: (diagnose, lines sent so far, the running producer)."""
+    steady input (``producer_config`` for its producer): (diagnose, lines sent so
+    far, the running producer)."""
     apps.create(body)
     why = diagnose(apps, "wc", operator, pod_runner)
     wait_for(f"{replicas} pods balanced", lambda: apps.balanced("wc", replicas), 120, why)
     before = prefill(kafka, source, lines)
-    producer = text_input(kafka.bootstrap_servers, source, words=60, rate=rate)
+    producer = text_input(kafka.bootstrap_servers, source, 60, rate, **producer_config)
     producer.start()
     return why, before, producer
 
