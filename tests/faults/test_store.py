@@ -1,25 +1,25 @@
-"""Fault suite: a corrupt and a deleted local store of a running WordCount pod (issue 14).
+"""Fault: a corrupt and a deleted local store of a running WordCount pod (issue 14).
 
-Under the operator and steady input, one pod's RocksDB files are overwritten with
-garbage and the other pod's state directory is deleted, while both workers run.
-A running worker holds its store files open and serves from memory, so it goes on
-counting; the damage shows when RocksDB opens the files again, here when the worker
-process dies (SIGKILL of the container, as an OOM kill or a crash would) and the pod
-runner restarts it on the same volume. Then the corrupt store must be wiped (said
-in ``segue_store_wipes_total`` and the log, never served) and both stores restored
-from the changelog, with every count exact, the app balanced again and processing
-back within 15 s of the restart.
+Under the operator and steady input (the suite's ``harness``), one pod's RocksDB
+files are overwritten with garbage and the other pod's state directory is deleted,
+while both workers run. A running worker holds its store files open and serves from
+memory, so it goes on counting; the damage shows when RocksDB opens the files again,
+here when the worker process dies (SIGKILL of the container, as an OOM kill or a
+crash would) and the pod runner restarts it on the same emptyDir. Then the corrupt
+stores must be wiped (``segue_store_wipes_total``, an ERROR in the log; never
+served) and both pods' stores restored from the changelog: every task committing
+again within ``RESUME_BOUND`` of the kill, the app balanced again, every count
+exact, never two owners of a task.
 
-Helpers here (a pod's state directory, killing its worker, scraping its metrics) are
-shared by ``test_volume.py``; the app and its checks are the operator suite's.
+The helpers that read one worker's page (``report``, ``samples``) are shared with
+``test_volume``.
 """
 
 from __future__ import annotations
 
-import os
 import shutil
-import signal
 import time
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -27,58 +27,56 @@ from typing import Any
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
+from segue.operator.observe.scrape import ScrapeError, WorkerReport, scrape
 from segue.protocol import reports
 from tests.operator.e2e import Apps, OperatorProcess, wait_for
-from tests.operator.test_e2e_scaling import assert_exact, merge, running, wordcount
-from tests.operator.test_e2e_secrets import scrape_workers
+
+from .harness import METRICS_PORT, NAME, FaultRun, running_actives, sigkill, start
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
-RESUME_BOUND = 15.0  # seconds from a fault's end to processing again (issue 14)
-
-Samples = dict[tuple[str, tuple[tuple[str, str], ...]], float]
 
 
-def worker_metrics(apps: Apps, pod: str) -> Samples:
-    """One worker's /metrics as (name, sorted labels) -> value; empty if it does not answer."""
+def report(apps: Apps, pod: str) -> WorkerReport | None:
+    """The pod's worker page as the operator reads it; None while it does not answer."""
     try:
-        text = scrape_workers(apps)[pod]
-    except (OSError, KeyError):
-        return {}
-    return {
-        (s.name, tuple(sorted(s.labels.items()))): s.value
-        for family in text_string_to_metric_families(text)
-        for s in family.samples
-    }
+        return scrape(apps.pods(NAME)[pod].status.pod_ip, METRICS_PORT, timeout=1.0)
+    except (ScrapeError, KeyError):
+        return None
 
 
-def samples(metrics: Samples, name: str) -> Iterator[tuple[dict[str, str], float]]:
-    for (found, labels), value in metrics.items():
-        if found == name:
-            yield dict(labels), value
-
-
-def tasks_in(metrics: Samples, state: str) -> set[str]:
-    return {
-        labels["task"]
-        for labels, value in samples(metrics, reports.TASK_STATE)
-        if labels["state"] == state and value == 1
-    }
+def samples(apps: Apps, pod: str, name: str) -> Iterator[tuple[dict[str, str], float]]:
+    """(labels, value) of every sample of ``name`` on the pod's worker page: what
+    ``WorkerReport`` does not carry (``segue_store_wipes_total``)."""
+    url = f"http://{apps.pods(NAME)[pod].status.pod_ip}:{METRICS_PORT}/metrics"
+    with urllib.request.urlopen(url, timeout=5) as reply:
+        text = reply.read().decode()
+    for family in text_string_to_metric_families(text):
+        for sample in family.samples:
+            if sample.name == name:
+                yield dict(sample.labels), sample.value
 
 
 def actives_running(apps: Apps, pod: str) -> bool:
-    """Every task the worker holds as active is running (and it holds some)."""
-    metrics = worker_metrics(apps, pod)
-    actives = {
+    """The pod's worker runs every task it holds as active (and holds some)."""
+    found = report(apps, pod)
+    if found is None:
+        return False
+    actives = {t for t, role in found.roles.items() if role == "active"}
+    return bool(actives) and actives <= running_actives(found)
+
+
+def wiped(apps: Apps, pod: str) -> set[str]:
+    """Tasks whose store the pod's worker wiped as untrusted since it started."""
+    return {
         labels["task"]
-        for labels, value in samples(metrics, reports.TASK_ROLE)
-        if labels["role"] == "active" and value == 1
+        for labels, value in samples(apps, pod, f"{reports.STORE_WIPES}_total")
+        if value > 0
     }
-    return bool(actives) and actives <= tasks_in(metrics, "running")
 
 
 def state_dir(runner: Any, apps: Apps, pod: str, application_id: str) -> Path:
-    """The pod's state volume (an emptyDir) as the pod runner keeps it, this app's part."""
-    uid = apps.pods("wc")[pod].metadata.uid
+    """This app's part of the pod's state volume (an emptyDir) on the pod runner's disk."""
+    uid = apps.pods(NAME)[pod].metadata.uid
     return runner.pod_dir(apps.namespace, pod, uid) / "volumes" / "state" / application_id
 
 
@@ -87,106 +85,75 @@ def stores(directory: Path) -> list[Path]:
     return sorted(directory.glob("1_*/counts-store"))
 
 
-def restarts(apps: Apps, pod: str) -> int:
-    statuses = apps.pods("wc")[pod].status.container_statuses or []
-    return sum(c.restart_count for c in statuses)
-
-
-def worker_pid(apps: Apps, pod: str) -> int:
-    """The worker's process id (the pod runner's container id is ``segue://<pid>``)."""
-    status = apps.pods("wc")[pod].status.container_statuses[0]
-    return int(status.container_id.removeprefix("segue://"))
-
-
-def kill_worker(apps: Apps, pod: str) -> None:
-    """SIGKILL the container's process group: no chance to commit or close anything."""
-    os.killpg(worker_pid(apps, pod), signal.SIGKILL)
-
-
 def corrupt(store: Path) -> int:
     """Overwrite every file of a RocksDB directory in place with garbage; files hit."""
     hit = 0
     for path in sorted(store.iterdir()):
-        if path.is_file() and path.name != "LOCK" and path.stat().st_size:
-            size = path.stat().st_size
+        size = path.stat().st_size if path.is_file() else 0
+        if size and path.name != "LOCK":
             with open(path, "r+b") as out:
                 out.write(b"\xde\xad\xbe\xef" * (size // 4 + 1))
             hit += 1
     return hit
 
 
-def restart_and_recover(apps: Apps, pod: str, why: Any) -> tuple[float, Samples]:
-    """Kill the pod's worker; seconds until it runs every active task again, its metrics."""
-    before = restarts(apps, pod)
+def kill_and_recover(run: FaultRun, pod: str) -> tuple[float, float, WorkerReport]:
+    """SIGKILL the pod's worker: seconds until every task of the app commits again,
+    until the restarted worker runs all its actives, and its page then."""
+    old = sigkill(run.apps, pod)
     killed = time.monotonic()
-    kill_worker(apps, pod)
-    wait_for(f"{pod} restarted", lambda: restarts(apps, pod) > before, 60, why)
-    wait_for(f"{pod} running its tasks again", lambda: actives_running(apps, pod), 60, why)
-    took = time.monotonic() - killed
-    return took, worker_metrics(apps, pod)
-
-
-def restored(metrics: Samples) -> int:
-    return int(sum(v for _, v in samples(metrics, "segue_task_restored_records_total")))
-
-
-def wipes(metrics: Samples) -> dict[str, float]:
-    return {labels["task"]: v for labels, v in samples(metrics, "segue_store_wipes_total") if v}
+    resumed = run.resumed(killed)
+    restarted = wait_for(
+        f"{pod} running its tasks again",
+        lambda: actives_running(run.apps, pod),
+        60,
+        run.why,
+    )
+    found = report(run.apps, pod)
+    assert found is not None
+    assert run.apps.pods(NAME)[pod].status.container_statuses[0].container_id != f"segue://{old}"
+    return resumed, restarted, found
 
 
 def test_a_corrupt_and_a_deleted_store_are_restored_from_the_changelog(
-    kafka: Any,
-    apps: Apps,
-    operator: OperatorProcess,
-    pod_runner: Any,
+    kafka: Any, apps: Apps, operator: OperatorProcess, pod_runner: Any
 ) -> None:
-    body, source, output = wordcount(kafka, "wc", 2)
-    app_id = body["spec"]["applicationId"]
-    why, before, producer = running(
-        kafka,
-        apps,
-        operator,
-        pod_runner,
-        body=body,
-        source=source,
-        replicas=2,
-        lines=3000,
-        rate=100,
-    )
+    run = start(kafka, apps, operator, pod_runner, replicas=2, lines=3000, rate=100)
     try:
-        time.sleep(3)  # the prefill counted, into every store
-        first, second = sorted(apps.pods("wc"))
+        first, second = sorted(apps.pods(NAME))
 
         # A corrupt store: every file of first's stores overwritten while it runs.
-        damaged = stores(state_dir(pod_runner, apps, first, app_id))
+        damaged = stores(state_dir(pod_runner, apps, first, run.app_id))
         assert damaged, f"{first} has no counting store"
         assert all(corrupt(store) for store in damaged)
-        time.sleep(2)  # still counting on its open files and memory
-        corrupt_took, metrics = restart_and_recover(apps, first, why)
-        wiped = wipes(metrics)
-        assert {f"{s.parent.name}" for s in damaged} <= set(wiped), (damaged, wiped)
-        corrupt_restored = restored(metrics)
+        time.sleep(2)  # it goes on counting on its open files and memory
+        corrupt_resumed, corrupt_running, page = kill_and_recover(run, first)
+        damaged_tasks = {s.parent.name for s in damaged}
+        assert damaged_tasks <= wiped(apps, first), (damaged_tasks, wiped(apps, first))
+        corrupt_restored = sum(page.restored_records.values())
         assert corrupt_restored > 0
-        wait_for("balanced after the corrupt store", lambda: apps.balanced("wc", 2), 60, why)
+        run.balanced(2, timeout=60)
 
         # A deleted store: second's whole state directory removed while it runs.
-        directory = state_dir(pod_runner, apps, second, app_id)
-        deleted = [s.parent.name for s in stores(directory)]
+        directory = state_dir(pod_runner, apps, second, run.app_id)
+        deleted = {s.parent.name for s in stores(directory)}
         assert deleted, f"{second} has no counting store"
         shutil.rmtree(directory)
         time.sleep(2)
-        deleted_took, metrics = restart_and_recover(apps, second, why)
-        deleted_restored = restored(metrics)
+        deleted_resumed, deleted_running, page = kill_and_recover(run, second)
+        deleted_restored = sum(page.restored_records.values())
         assert deleted_restored > 0
-        assert not wipes(metrics)  # nothing left to distrust: restored from the start
-        wait_for("balanced after the deleted store", lambda: apps.balanced("wc", 2), 60, why)
+        assert not wiped(apps, second)  # nothing left to distrust: restored from the start
+        balanced = run.balanced(2, timeout=60)
     finally:
-        sent = merge(before, producer.stop())
-    assert_exact(kafka, output, sent)
-    assert corrupt_took < RESUME_BOUND, f"corrupt store: running again after {corrupt_took:.1f}s"
-    assert deleted_took < RESUME_BOUND, f"deleted store: running again after {deleted_took:.1f}s"
+        run.stop()
+    run.finish()
     print(
-        f"corrupt store ({len(damaged)} stores): running again {corrupt_took:.1f}s after the "
-        f"kill, {corrupt_restored} records restored; deleted store ({len(deleted)} stores): "
-        f"{deleted_took:.1f}s, {deleted_restored} restored; {sum(sent.values())} lines exact"
+        f"\ncorrupt store ({len(damaged)} stores on {first}): wiped, every task committing "
+        f"{corrupt_resumed:.1f}s after the kill, its actives running after "
+        f"{corrupt_running:.1f}s, {corrupt_restored} records restored; deleted store "
+        f"({len(deleted)} stores on {second}): every task committing {deleted_resumed:.1f}s "
+        f"after the kill, running after {deleted_running:.1f}s, {deleted_restored} restored; "
+        f"balanced {balanced:.1f}s later; {sum(run.sent.values())} lines exact; owner "
+        f"overlaps {[(o.task, round(o.seconds, 2)) for o in run.owners.overlaps]}"
     )
