@@ -43,6 +43,7 @@ class Failure:
     cause: Cause
     retry: bool
     wipe: bool = False  # the local state cannot be trusted
+    reopen: bool = False  # the state is fine, its open handle is not: close, keep the files
 
 
 def failure_of(exc: BaseException, default: TaskErrorReason) -> Failure:
@@ -54,7 +55,8 @@ def failure_of(exc: BaseException, default: TaskErrorReason) -> Failure:
     if isinstance(exc, TaskFailed):
         return Failure(Cause(TaskErrorReason.RECORD_FAILED, message), retry=False)
     if isinstance(exc, StoreFull):
-        return Failure(Cause(TaskErrorReason.STORE_FULL, message), retry=True)
+        # RocksDB refuses every write after one failed, until reopened.
+        return Failure(Cause(TaskErrorReason.STORE_FULL, message), retry=True, reopen=True)
     if isinstance(exc, StoreCorrupt):
         return Failure(Cause(TaskErrorReason.STORE_FAILED, message), retry=True, wipe=True)
     if isinstance(exc, (StoreLocked, RestoreError)):

@@ -168,6 +168,13 @@ class Restoration:
             self.local_offsets[(task.name, name)] = store.offset
             store.close()
 
+    def shut(self, task: Task) -> None:
+        """Close the task's stores but keep their files; the next :meth:`enter` reopens
+        them (after a write failed, RocksDB refuses every write until reopened)."""
+        for store in task.stores.values():
+            store.close()
+        task.stores.clear()
+
     def wipe(self, task: Task) -> None:
         """The task's local state cannot be trusted: delete it (restored on retry)."""
         for name, store in task.stores.items():

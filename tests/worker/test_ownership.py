@@ -112,6 +112,7 @@ def test_retry_back_off_doubles_from_half_a_second_up_to_10s() -> None:
 def test_what_a_failure_means(exc: BaseException, reason: str, retry: bool, wipe: bool) -> None:
     failure = failure_of(exc, TaskErrorReason.START_FAILED)
     assert (failure.cause.reason, failure.retry, failure.wipe) == (reason, retry, wipe)
+    assert failure.reopen == isinstance(exc, StoreFull)  # kept, but reopened to write again
     assert failure.cause.message == str(exc)
 
 
