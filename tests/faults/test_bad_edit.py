@@ -20,17 +20,17 @@ import pytest
 
 from tests.operator.e2e import Apps, OperatorProcess, wait_for
 from tests.operator.test_crd import kubectl  # noqa: F401  (fixture)
+from tests.operator.test_e2e_health import degraded
 
 from .harness import NAME, start
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
 
 
-def degraded(apps: Apps, name: str) -> tuple[str, str] | None:
-    condition = apps.condition(name, "Degraded")
-    if condition is None or condition.status != "True":
-        return None
-    return condition.reason, condition.message
+def patch(run_kubectl: Any, spec: dict[str, Any], ok: bool = True) -> str:
+    """``kubectl patch --type=merge`` of the app's spec, as a user edits it."""
+    body = json.dumps({"spec": spec})
+    return str(run_kubectl("patch", "streamapp", NAME, "--type=merge", "-p", body, ok=ok))
 
 
 def containers(apps: Apps, name: str) -> dict[str, tuple[str, int]]:
@@ -56,29 +56,14 @@ def test_a_bad_edit_is_refused_and_the_app_keeps_running_on_its_last_good_spec(
         good_env = apps.get(NAME)["spec"]["template"]["env"]
 
         # 1. The schema refuses: a clear error naming the field, nothing stored.
-        error = kubectl(
-            "patch",
-            "streamapp",
-            NAME,
-            "--type=merge",
-            "-p",
-            json.dumps({"spec": {"scaling": {"learnerPromotion": "lazy"}}}),
-            ok=False,
-        )
+        error = patch(kubectl, {"scaling": {"learnerPromotion": "lazy"}}, ok=False)
         assert "spec.scaling.learnerPromotion" in error, error
         assert '"lazy"' in error, error
         assert apps.get(NAME)["metadata"]["generation"] == generation
 
         # 2. The schema accepts, the operator refuses: said in Degraded and an event.
         bad = {"name": "SEGUE_NOTE", "value": "x", "valueFrom": {"fieldRef": {"fieldPath": "x"}}}
-        kubectl(
-            "patch",
-            "streamapp",
-            NAME,
-            "--type=merge",
-            "-p",
-            json.dumps({"spec": {"template": {"env": [*good_env, bad]}}}),
-        )
+        patch(kubectl, {"template": {"env": [*good_env, bad]}})
         edited = time.monotonic()
         took = wait_for("Degraded: InvalidSpec", lambda: degraded(apps, NAME), 30, why)
         found = degraded(apps, NAME)
@@ -98,14 +83,7 @@ def test_a_bad_edit_is_refused_and_the_app_keeps_running_on_its_last_good_spec(
             assert "SEGUE_NOTE" not in str(pod.spec.containers[0].env)
 
         # 3. Fixing the edit clears the condition; the app is balanced again.
-        kubectl(
-            "patch",
-            "streamapp",
-            NAME,
-            "--type=merge",
-            "-p",
-            json.dumps({"spec": {"template": {"env": good_env}}}),
-        )
+        patch(kubectl, {"template": {"env": good_env}})
         fixed = wait_for(
             "Degraded cleared, balanced",
             lambda: degraded(apps, NAME) is None and apps.balanced(NAME, 2),

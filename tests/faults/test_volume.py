@@ -26,9 +26,9 @@ from typing import Any
 import pytest
 
 from tests.operator.e2e import Apps, OperatorProcess, wait_for
+from tests.operator.test_e2e_health import degraded
 
 from .harness import NAME, container_pid, start
-from .test_bad_edit import degraded
 from .test_store import actives_running, report, wiped
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
