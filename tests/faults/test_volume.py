@@ -10,11 +10,11 @@ volume: the worker's log (its stdout, a file under the pod runner) cannot grow
 either while it lasts, so its metrics and the StreamApp's status tell the story.
 
 Segue must say so (``segue_task_error{reason="StoreFull"}``, ``Degraded``/
-``StoreFull`` naming the pod, the tasks and the cause, a Warning event), keep the
-store (its files still hold a committed prefix of the changelog: not wiped), and
-once the limit is lifted ("space returns") every task must commit again within
-``RESUME_BOUND``, without a restart, the app balanced again, every count exact and
-never two owners of a task.
+``StoreFull`` naming the pod, the tasks and the cause, a Warning event, the pod
+unready), keep the store (its files still hold a committed prefix of the
+changelog: not wiped), and once the limit is lifted ("space returns") every task
+must commit again within ``RESUME_BOUND``, without a restart, the app balanced
+again, every count exact and never two owners of a task.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from .harness import NAME, container_pid, start
 from .test_store import actives_running, report, wiped
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
-FULL_FOR = 8.0  # seconds the volume stays full once Segue has said so
+FULL_FOR = 4.0  # seconds the volume stays full once Segue has said all of it
 
 
 def store_full(apps: Apps, pod: str) -> set[str]:
@@ -40,6 +40,11 @@ def store_full(apps: Apps, pod: str) -> set[str]:
     found = report(apps, pod)
     errors = found.task_errors if found is not None else {}
     return {task for task, (reason, _) in errors.items() if reason == "StoreFull"}
+
+
+def ready(apps: Apps, pod: str) -> bool:
+    """The pod's member is ready, as the StreamApp's status says."""
+    return any(m.ready for m in apps.status(NAME).members or [] if m.name == pod)
 
 
 def test_a_full_volume_is_reported_loses_nothing_and_recovers_when_space_returns(
@@ -65,6 +70,7 @@ def test_a_full_volume_is_reported_loses_nothing_and_recovers_when_space_returns
             full_tasks = store_full(apps, pod)
             assert full_tasks, "no task reported StoreFull"
             assert all(t.startswith("1_") for t in full_tasks), full_tasks  # the stateful ones
+            wait_for("the pod unready", lambda: not ready(apps, pod), 30, run.why)
             time.sleep(FULL_FOR)
         finally:
             resource.prlimit(pid, resource.RLIMIT_FSIZE, (soft, hard))  # space returns
