@@ -34,6 +34,7 @@ from tests.operator.e2e import Apps, OperatorProcess, wait_for
 from .harness import METRICS_PORT, NAME, FaultRun, running_actives, sigkill, start
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
+AFTER_KILL = 0.5  # seconds: more than Progress's sampling interval
 
 
 def report(apps: Apps, pod: str) -> WorkerReport | None:
@@ -102,7 +103,10 @@ def kill_and_recover(run: FaultRun, pod: str) -> tuple[float, float, WorkerRepor
     until the restarted worker runs all its actives, and its page then."""
     old = sigkill(run.apps, pod)
     killed = time.monotonic()
-    resumed = run.resumed(killed)
+    # Progress compares with its last sample at or before the moment given: start from
+    # one taken after the kill (samples are 0.25 s apart), so that a commit made just
+    # before the kill does not count as resuming.
+    resumed = run.resumed(killed + AFTER_KILL) + AFTER_KILL
     restarted = wait_for(
         f"{pod} running its tasks again",
         lambda: actives_running(run.apps, pod),
