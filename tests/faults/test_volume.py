@@ -28,7 +28,7 @@ import pytest
 from tests.operator.e2e import Apps, OperatorProcess, wait_for
 from tests.operator.test_e2e_health import degraded
 
-from .harness import NAME, container_pid, start
+from .harness import NAME, container_pid, running_actives, start
 from .test_store import actives_running, report, wiped
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
@@ -71,6 +71,10 @@ def test_a_full_volume_is_reported_loses_nothing_and_recovers_when_space_returns
             assert full_tasks, "no task reported StoreFull"
             assert all(t.startswith("1_") for t in full_tasks), full_tasks  # the stateful ones
             wait_for("the pod unready", lambda: not ready(apps, pod), 30, run.why)
+            page = report(apps, pod)
+            assert page is not None
+            stateless = {t for t, r in page.roles.items() if r == "active" and t.startswith("0_")}
+            assert stateless <= running_actives(page), "tasks with no store stopped too"
             time.sleep(FULL_FOR)
         finally:
             resource.prlimit(pid, resource.RLIMIT_FSIZE, (soft, hard))  # space returns
