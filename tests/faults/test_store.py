@@ -99,20 +99,16 @@ def corrupt(store: Path) -> int:
 
 
 def kill_and_recover(run: FaultRun, pod: str) -> tuple[float, float, WorkerReport]:
-    """SIGKILL the pod's worker: seconds until every task of the app commits again,
-    until the restarted worker runs all its actives, and its page then."""
+    """SIGKILL the pod's worker: seconds from the kill until every task of the app
+    commits again and until the restarted worker runs all its actives; its page then."""
     old = sigkill(run.apps, pod)
     killed = time.monotonic()
     # Progress compares with its last sample at or before the moment given: start from
     # one taken after the kill (samples are 0.25 s apart), so that a commit made just
     # before the kill does not count as resuming.
     resumed = run.resumed(killed + AFTER_KILL) + AFTER_KILL
-    restarted = wait_for(
-        f"{pod} running its tasks again",
-        lambda: actives_running(run.apps, pod),
-        60,
-        run.why,
-    )
+    wait_for(f"{pod} running its tasks again", lambda: actives_running(run.apps, pod), 60, run.why)
+    restarted = time.monotonic() - killed
     found = report(run.apps, pod)
     assert found is not None
     assert run.apps.pods(NAME)[pod].status.container_statuses[0].container_id != f"segue://{old}"
@@ -154,10 +150,10 @@ def test_a_corrupt_and_a_deleted_store_are_restored_from_the_changelog(
     run.finish()
     print(
         f"\ncorrupt store ({len(damaged)} stores on {first}): wiped, every task committing "
-        f"{corrupt_resumed:.1f}s after the kill, its actives running after "
-        f"{corrupt_running:.1f}s, {corrupt_restored} records restored; deleted store "
+        f"{corrupt_resumed:.1f}s after the kill, its actives running "
+        f"{corrupt_running:.1f}s after it, {corrupt_restored} records restored; deleted store "
         f"({len(deleted)} stores on {second}): every task committing {deleted_resumed:.1f}s "
-        f"after the kill, running after {deleted_running:.1f}s, {deleted_restored} restored; "
+        f"after the kill, running {deleted_running:.1f}s after it, {deleted_restored} restored; "
         f"balanced {balanced:.1f}s later; {sum(run.sent.values())} lines exact; owner "
         f"overlaps {[(o.task, round(o.seconds, 2)) for o in run.owners.overlaps]}"
     )
