@@ -29,6 +29,7 @@ CHANGELOG_RECORDS: Final = "segue_task_changelog_records"  # {task, store} appli
 CHANGELOG_BYTES: Final = "segue_task_changelog_bytes"  # {task, store} their key+value bytes
 RECORDS_SKIPPED: Final = "segue_records_skipped"  # counter {task, reason}
 TASK_FENCED: Final = "segue_task_fenced"  # counter {task}
+STORE_WIPES: Final = "segue_store_wipes"  # counter {task, store} untrusted state wiped
 ASSIGNMENT_ERRORS: Final = "segue_assignment_errors"  # counter {reason}
 READY: Final = "segue_worker_ready"  # 1 when every active task is running
 KAFKA_CALL_OVERRUNS: Final = "segue_kafka_call_overruns"  # counter {call} past its bound
@@ -60,6 +61,7 @@ class TaskErrorReason(StrEnum):
     UNKNOWN_TASK = "UnknownTask"  # the id names no task of the topology
     START_FAILED = "StartFailed"  # fencing, activating or entering a role failed
     STORE_FAILED = "StoreFailed"  # a store could not open or restore (wiped if damaged)
+    STORE_FULL = "StoreFull"  # the state volume refuses writes: retried, local state kept
     TRANSACTION_ABORTED = "TransactionAborted"  # a produce or commit failed: retried
     RECORD_FAILED = "RecordFailed"  # error policy ``stop`` at a bad record: not retried
     FENCED = "Fenced"  # a newer owner took the task: down until reassigned

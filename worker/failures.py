@@ -17,12 +17,12 @@ from segue.protocol.reports import TaskErrorReason
 from segue.protocol.tasks import TaskId
 from segue.worker import metrics
 from segue.worker.active import TaskAborted, TaskFailed, TaskFenced
-from segue.worker.state.engine import StoreCorrupt, StoreLocked
+from segue.worker.state.engine import StoreCorrupt, StoreFull, StoreLocked
 from segue.worker.state.restore import RestoreError
 from segue.worker.topics import ResolvedSub
 
 FIRST_RETRY = 0.5  # seconds before the first retry; doubles per failure
-MAX_RETRY = 30.0
+MAX_RETRY = 10.0  # a fixed cause is picked up within 10 s (issue 14: resume in 15 s)
 
 
 def retry_delay(failures: int) -> float:
@@ -43,6 +43,7 @@ class Failure:
     cause: Cause
     retry: bool
     wipe: bool = False  # the local state cannot be trusted
+    reopen: bool = False  # the state is fine, its open handle is not: close, keep the files
 
 
 def failure_of(exc: BaseException, default: TaskErrorReason) -> Failure:
@@ -53,6 +54,9 @@ def failure_of(exc: BaseException, default: TaskErrorReason) -> Failure:
         return Failure(Cause(TaskErrorReason.FENCED, message), retry=False)
     if isinstance(exc, TaskFailed):
         return Failure(Cause(TaskErrorReason.RECORD_FAILED, message), retry=False)
+    if isinstance(exc, StoreFull):
+        # RocksDB refuses every write after one failed, until reopened.
+        return Failure(Cause(TaskErrorReason.STORE_FULL, message), retry=True, reopen=True)
     if isinstance(exc, StoreCorrupt):
         return Failure(Cause(TaskErrorReason.STORE_FAILED, message), retry=True, wipe=True)
     if isinstance(exc, (StoreLocked, RestoreError)):

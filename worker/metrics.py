@@ -88,6 +88,7 @@ class Snapshot:
     restored_bytes: dict[tuple[str, str], int] = field(default_factory=dict)
     skipped: dict[tuple[str, str], int] = field(default_factory=dict)
     fenced: dict[str, int] = field(default_factory=dict)
+    wipes: dict[tuple[str, str], int] = field(default_factory=dict)
     errors: tuple[TaskErrorReport, ...] = ()
     ready: bool = False
 
@@ -189,6 +190,12 @@ class _SnapshotCollector(Collector):
             "Times a task was fenced by a newer owner",
             ["task"],
             {(k,): v for k, v in snap.fenced.items()},
+        )
+        yield _counter(
+            r.STORE_WIPES,
+            "Local stores wiped because their state could not be trusted (then restored)",
+            ["task", "store"],
+            dict(snap.wipes.items()),
         )
         ready = GaugeMetricFamily(r.READY, "1 when every active task is running")
         ready.add_metric([], 1.0 if snap.ready and self._metrics.stuck() is None else 0.0)

@@ -27,7 +27,7 @@ from segue.worker.inputs import InputRouter, source_inputs
 from segue.worker.kafka import is_fenced
 from segue.worker.ownership import Task
 from segue.worker.restoring import Restoration
-from segue.worker.state.engine import StoreCorrupt, StoreLocked
+from segue.worker.state.engine import StoreCorrupt, StoreFull, StoreLocked
 
 log = logging.getLogger(__name__)
 
@@ -111,7 +111,7 @@ class Processing:
             else:
                 try:
                     self._activate(task, outcome)
-                except (KafkaException, StoreCorrupt, StoreLocked) as exc:
+                except (KafkaException, StoreCorrupt, StoreFull, StoreLocked) as exc:
                     self.fail(task, failure_of(exc, TaskErrorReason.START_FAILED))
 
     def _activate(self, task: Task, fenced: Fenced) -> None:
@@ -244,7 +244,7 @@ class Processing:
                 self.fail(task, failure_of(fenced, TaskErrorReason.FENCED))
             else:
                 self.fail(task, failure_of(exc, TaskErrorReason.TRANSACTION_ABORTED))
-        except (TaskFailed, TaskFenced, TaskAborted, StoreCorrupt) as exc:
+        except (TaskFailed, TaskFenced, TaskAborted, StoreCorrupt, StoreFull) as exc:
             self.fail(task, failure_of(exc, TaskErrorReason.TRANSACTION_ABORTED))
 
     def _count_skip(self, task: str, reason: str) -> None:

@@ -3,7 +3,8 @@
 ``taskset`` owns the tasks and calls this for every failure (``failures`` says
 what each one means): what runs of the task ends (``processing``: its open
 transaction committed if asked, else aborted, its producer closed), a learner's
-spare producer closes, damaged state is wiped (``restoring``), and the task moves
+spare producer closes, damaged state is wiped and a full volume's store closed
+to be reopened (``restoring``), and the task moves
 to ``failed`` or ``fenced`` with its cause (``ownership``). A failed task that
 may be retried comes back once its back-off is over, with its sub-topology
 resolved afresh against the broker (the missing topic may exist now); a fenced
@@ -23,7 +24,7 @@ from segue.worker.active import TaskAborted, TaskFenced
 from segue.worker.failures import Failure, blocker, failure_of
 from segue.worker.ownership import Task
 from segue.worker.restoring import Restoration
-from segue.worker.state.engine import StoreCorrupt, StoreLocked
+from segue.worker.state.engine import StoreCorrupt, StoreFull, StoreLocked
 from segue.worker.topics import ResolvedSub
 
 log = logging.getLogger(__name__)
@@ -47,7 +48,14 @@ class Recovery:
         """Enter the task's role (``restoring.Restoration.enter``), or fail it."""
         try:
             self.restoration.enter(task, fence_delay)
-        except (KafkaException, StoreCorrupt, StoreLocked, TaskAborted, TaskFenced) as exc:
+        except (
+            KafkaException,
+            StoreCorrupt,
+            StoreFull,
+            StoreLocked,
+            TaskAborted,
+            TaskFenced,
+        ) as exc:
             self.fail(task, failure_of(exc, TaskErrorReason.START_FAILED))
 
     def fail(self, task: Task, failure: Failure, commit: bool = False) -> None:
@@ -63,6 +71,8 @@ class Recovery:
             self.fenced[task.name] = self.fenced.get(task.name, 0) + 1
         if failure.wipe:
             self.restoration.wipe(task)
+        elif failure.reopen:
+            self.restoration.shut(task)
         task.retry_at = None
         retry = ""
         if failure.retry and not fenced:

@@ -88,6 +88,7 @@ def snapshot(worker: Worker) -> Snapshot:
         restored_bytes=dict(restorer.restored_bytes),
         skipped=tasks.skipped(),
         fenced=tasks.fenced(),
+        wipes=tasks.wipes(),
         errors=tuple(
             TaskErrorReport(name, cause.reason, cause.message)
             for name, cause in sorted(tasks.causes().items())

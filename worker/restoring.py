@@ -46,7 +46,8 @@ class Restoration:
         self.restorer = restorer
         self.producer_factory = producer_factory
         self.exactly_once = exactly_once
-        self.wiped = 0  # stores wiped because their state could not be trusted
+        # (task, store) -> times its local state was wiped because it could not be trusted
+        self.wiped: dict[tuple[str, str], int] = {}
         # (task, store) -> checkpointed offset of the stores on local disk whose task
         # this worker does not own (after a restart, or once it stopped the task).
         self.local_offsets = self.local_checkpoints()
@@ -103,7 +104,8 @@ class Restoration:
             )
             task.stores[spec.name] = opened.store
             task.ends[spec.name] = opened.end
-            self.wiped += int(opened.wiped)
+            if opened.wiped:
+                self._count_wipe(task.name, spec.name)
 
     def enter(self, task: Task, fence_delay: float = 0.0) -> None:
         """Open the task's stores, then follow its changelogs (standby, learning) or
@@ -166,10 +168,20 @@ class Restoration:
             self.local_offsets[(task.name, name)] = store.offset
             store.close()
 
+    def shut(self, task: Task) -> None:
+        """Close the task's stores but keep their files; the next :meth:`enter` reopens
+        them (after a write failed, RocksDB refuses every write until reopened)."""
+        for store in task.stores.values():
+            store.close()
+        task.stores.clear()
+
     def wipe(self, task: Task) -> None:
         """The task's local state cannot be trusted: delete it (restored on retry)."""
         for name, store in task.stores.items():
             store.close()
             wipe(self.layout.store_dir(task.name, name))
+            self._count_wipe(task.name, name)
         task.stores.clear()
-        self.wiped += 1
+
+    def _count_wipe(self, task: str, store: str) -> None:
+        self.wiped[(task, store)] = self.wiped.get((task, store), 0) + 1

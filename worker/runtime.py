@@ -259,8 +259,12 @@ class Worker:
             except RestoreError as exc:
                 self.tasks.fail(exc.task, exc)
                 done = []
+            failed = self.restorer.take_failed()
+            for name, error in failed.items():
+                self.tasks.fail(name, error)
             for name in done:
-                self.tasks.restored(name)
+                if name not in failed:
+                    self.tasks.restored(name)
             busy = True
         if running:
             # consume() waits for a full batch or the timeout: keep it short, it is

@@ -119,6 +119,9 @@ class TaskSet:
     def fenced(self) -> dict[str, int]:
         return dict(self._recovery.fenced)
 
+    def wipes(self) -> dict[tuple[str, str], int]:
+        return dict(self._restoration.wiped)
+
     @property
     def consuming(self) -> bool:
         """Some active task reads input."""

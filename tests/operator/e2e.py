@@ -269,13 +269,15 @@ class SteadyInput(threading.Thread):
         return dict(self.sent)
 
 
-def text_input(bootstrap: str, topic: str, words: int, rate: float) -> SteadyInput:
-    """WordCount's input: line ``i`` is the word ``w<i mod words>``."""
+def text_input(bootstrap: str, topic: str, words: int, rate: float, **config: Any) -> SteadyInput:
+    """WordCount's input: line ``i`` is the word ``w<i mod words>``; ``config`` goes
+    to the producer (e.g. ``enable.idempotence``, so a broker restart cannot
+    duplicate a line)."""
 
     def line(i: int) -> tuple[str, str, str]:
         return str(i), f"w{i % words}", f"w{i % words}"
 
-    return SteadyInput(bootstrap, topic, rate, line)
+    return SteadyInput(bootstrap, topic, rate, line, **config)
 
 
 def keyed_input(bootstrap: str, topic: str, keys: int, rate: float) -> SteadyInput:

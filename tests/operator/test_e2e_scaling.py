@@ -181,14 +181,16 @@ def running(
     replicas: int,
     lines: int,
     rate: float,
+    **producer_config: Any,
 ) -> tuple[Any, dict[str, int], Any]:
     """Create the app, wait until it is balanced, prefill ``lines`` of state, start
-    steady input: (diagnose, lines sent so far, the running producer)."""
+    steady input (``producer_config`` for its producer): (diagnose, lines sent so
+    far, the running producer)."""
     apps.create(body)
     why = diagnose(apps, "wc", operator, pod_runner)
     wait_for(f"{replicas} pods balanced", lambda: apps.balanced("wc", replicas), 120, why)
     before = prefill(kafka, source, lines)
-    producer = text_input(kafka.bootstrap_servers, source, words=60, rate=rate)
+    producer = text_input(kafka.bootstrap_servers, source, 60, rate, **producer_config)
     producer.start()
     return why, before, producer
 
@@ -210,9 +212,27 @@ def merge(a: dict[str, int], b: dict[str, int]) -> dict[str, int]:
     return {k: a.get(k, 0) + b.get(k, 0) for k in {*a, *b}}
 
 
+def watch_faults(kafka: Any, apps: Apps, body: dict[str, Any], source: str) -> tuple[Any, Any]:
+    """The fault suite's watchers (tests/faults/harness.py), started: every task's
+    committed input offset (Progress) and the running owners of each task (Owners).
+    Imported here, not at the top: the harness builds on this module."""
+    from tests.faults.harness import Owners, Progress
+
+    app_id = body["spec"]["applicationId"]
+    progress = Progress(
+        kafka.bootstrap_servers, app_id, [source, f"{app_id}-counts-store-repartition"]
+    )
+    owners = Owners(apps, "wc")
+    progress.start()
+    owners.start()
+    return progress, owners
+
+
 def test_operator_killed_mid_scale_up_resumes_and_completes(
     kafka: Any, apps: Apps, operator: OperatorProcess, pod_runner: Any
 ) -> None:
+    """Fault suite (issue 14): operator SIGKILL mid-generation. The workers go on
+    without it: no task stands still for 15 s, none has two owners, counts exact."""
     body, source, output = wordcount(kafka, "wc", 2, env={"SEGUE_STANDBY_RESTORE_RATE": "300"})
     why, before, producer = running(
         kafka,
@@ -225,6 +245,7 @@ def test_operator_killed_mid_scale_up_resumes_and_completes(
         lines=6000,
         rate=100,
     )
+    progress, owners = watch_faults(kafka, apps, body, source)
     try:
         time.sleep(3)
         apps.scale("wc", 4)
@@ -232,18 +253,32 @@ def test_operator_killed_mid_scale_up_resumes_and_completes(
         operator.kill()  # mid-scale: learners restoring, nothing handed over yet
         time.sleep(2)
         operator.start()
+        restarted = time.monotonic()
         took = wait_for("4 pods balanced", lambda: apps.balanced("wc", 4), 240, why)
+        resumed = progress.wait_resumed(restarted, 15, why)
     finally:
         sent = merge(before, producer.stop())
+        progress.stop()
+        owners.stop()
     assert_exact(kafka, output, sent)
+    owners.assert_one_owner()
+    stall, where = progress.longest_stall()
+    assert stall < 15, f"{where} committed nothing for {stall:.1f}s"
     assert (apps.status("wc").scaling or ScalingMemory()).joining == {}
-    REPORT.append(f"operator killed mid scale-up: balanced {took:.1f}s after restart")
+    REPORT.append(
+        f"operator killed mid scale-up: balanced {took:.1f}s after restart; every task "
+        f"committing {resumed:.1f}s after it; longest stall {stall:.1f}s ({where}); "
+        f"{sum(sent.values())} lines exact; owner overlaps "
+        f"{[(o.task, round(o.seconds, 2)) for o in owners.overlaps]}"
+    )
     print(REPORT[-1])
 
 
 def test_a_learner_that_never_catches_up_hits_the_scale_down_timeout(
     kafka: Any, apps: Apps, operator: OperatorProcess, pod_runner: Any
 ) -> None:
+    """Fault suite (issue 14): the scale-down timeout path. Tasks move at the timeout
+    anyway: every task commits again within 15 s of it, none has two owners, exact."""
     body, source, output = wordcount(
         kafka,
         "wc",
@@ -263,17 +298,30 @@ def test_a_learner_that_never_catches_up_hits_the_scale_down_timeout(
         lines=3000,
         rate=100,
     )
+    progress, owners = watch_faults(kafka, apps, body, source)
     try:
         time.sleep(3)
         started = time.monotonic()
         apps.scale("wc", 2)
         wait_for("2 pods balanced", lambda: apps.balanced("wc", 2), 180, why)
         took = time.monotonic() - started
+        # The fault ends at the timeout, when the tasks are moved regardless.
+        resumed = progress.wait_resumed(started + 15, 15, why)
     finally:
         sent = merge(before, producer.stop())
+        progress.stop()
+        owners.stop()
     assert took >= 15, f"balanced after {took:.1f}s: the timeout was not waited for"
     reasons = [reason for reason, _ in apps.events("wc")]
     assert "ScaleDownTimeout" in reasons, reasons
     assert_exact(kafka, output, sent)
-    REPORT.append(f"forced scale-down 3->2: balanced in {took:.1f}s (timeout 15s), exact")
+    owners.assert_one_owner()
+    stall, where = progress.longest_stall()
+    assert stall < 15, f"{where} committed nothing for {stall:.1f}s"
+    REPORT.append(
+        f"forced scale-down 3->2: balanced in {took:.1f}s (timeout 15s); every task "
+        f"committing {resumed:.1f}s after the timeout; longest stall {stall:.1f}s ({where}); "
+        f"{sum(sent.values())} lines exact; owner overlaps "
+        f"{[(o.task, round(o.seconds, 2)) for o in owners.overlaps]}"
+    )
     print(REPORT[-1])

@@ -21,7 +21,7 @@ from segue.worker.active import TaskAborted, TaskFailed, TaskFenced
 from segue.worker.failures import MAX_RETRY, Cause, blocker, failure_of, retry_delay
 from segue.worker.metrics import Snapshot, TaskErrorReport, WorkerMetrics
 from segue.worker.ownership import DOWN, TRANSITIONS, IllegalTransition, Task
-from segue.worker.state.engine import StoreCorrupt, StoreLocked
+from segue.worker.state.engine import StoreCorrupt, StoreFull, StoreLocked
 from segue.worker.state.restore import RestoreError
 from segue.worker.topics import ResolvedSub, resolve
 
@@ -90,9 +90,9 @@ def test_a_down_state_needs_a_cause_and_others_take_none() -> None:
     assert task.cause is None  # leaving a down state clears its cause
 
 
-def test_retry_back_off_doubles_from_half_a_second_up_to_30s() -> None:
-    assert [retry_delay(n) for n in range(1, 10)] == [0.5, 1, 2, 4, 8, 16, 30, 30, 30]
-    assert retry_delay(10_000) == MAX_RETRY == 30.0
+def test_retry_back_off_doubles_from_half_a_second_up_to_10s() -> None:
+    assert [retry_delay(n) for n in range(1, 8)] == [0.5, 1, 2, 4, 8, 10, 10]
+    assert retry_delay(10_000) == MAX_RETRY == 10.0
     assert retry_delay(0) == 0.5
 
 
@@ -103,6 +103,7 @@ def test_retry_back_off_doubles_from_half_a_second_up_to_30s() -> None:
         (TaskFailed("task 0_0: malformed record"), TaskErrorReason.RECORD_FAILED, False, False),
         (StoreCorrupt("bad block"), TaskErrorReason.STORE_FAILED, True, True),
         (StoreLocked("locked"), TaskErrorReason.STORE_FAILED, True, False),
+        (StoreFull("write failed: File too large"), TaskErrorReason.STORE_FULL, True, False),
         (RestoreError("0_0", "restoring x[0]: gone"), TaskErrorReason.STORE_FAILED, True, False),
         (TaskAborted("task 0_0: commit failed"), TaskErrorReason.TRANSACTION_ABORTED, True, False),
         (RuntimeError("anything else"), TaskErrorReason.START_FAILED, True, False),
@@ -111,6 +112,7 @@ def test_retry_back_off_doubles_from_half_a_second_up_to_30s() -> None:
 def test_what_a_failure_means(exc: BaseException, reason: str, retry: bool, wipe: bool) -> None:
     failure = failure_of(exc, TaskErrorReason.START_FAILED)
     assert (failure.cause.reason, failure.retry, failure.wipe) == (reason, retry, wipe)
+    assert failure.reopen == isinstance(exc, StoreFull)  # kept, but reopened to write again
     assert failure.cause.message == str(exc)
 
 

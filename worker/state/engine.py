@@ -10,11 +10,14 @@ lives in its own column family), so after any crash the store holds exactly the
 changelog prefix its checkpoint names. ``store`` writes committed transactions
 through it, ``restore`` writes changelog batches through it. Any RocksDB error
 surfaces as :class:`StoreCorrupt`; the caller wipes the directory and restores.
+Except a full volume (:class:`StoreFull`: no space, a quota, a file-size limit): the
+files hold a committed prefix as always, so the caller keeps them and retries.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import shutil
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -30,6 +33,29 @@ CHECKPOINT_KEY = b"checkpoint"
 
 class StoreCorrupt(Exception):
     """The local store cannot be opened or read: wipe it and restore it."""
+
+
+class StoreFull(Exception):
+    """The volume refuses writes (no space left, a quota, a file-size limit): the state
+    on disk is still the committed prefix its checkpoint names; keep it and retry once
+    there is room, never wipe (that would only make the restore need the room again)."""
+
+
+# How the operating system words a full volume (strerror of ENOSPC, EDQUOT, EFBIG);
+# RocksDB's IOError carries it ("IO error: While appending to file: ...: File too large").
+FULL_ERRNOS = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
+FULL_ERRORS = ("No space left on device", "Disk quota exceeded", "File too large")
+
+
+def failure(what: str, path: Path, exc: BaseException) -> Exception:
+    """The store error an engine error is: :class:`StoreFull` or :class:`StoreCorrupt`."""
+    if isinstance(exc, OSError) and exc.errno in FULL_ERRNOS:
+        full: str | None = exc.strerror
+    else:
+        full = next((words for words in FULL_ERRORS if words in str(exc)), None)
+    if full is not None:  # the cause first: a task error's message is cut at 200 characters
+        return StoreFull(f"volume full ({full}): {what} {path}: {exc}")
+    return StoreCorrupt(f"{what} {path}: {exc}")
 
 
 class StoreLocked(Exception):
@@ -70,7 +96,7 @@ class Engine:
         except Exception as exc:  # rocksdict raises plain Exception subclasses
             if "lock" in str(exc).lower():
                 raise StoreLocked(f"store at {path} is locked: {exc}") from exc
-            raise StoreCorrupt(f"cannot open store at {path}: {exc}") from exc
+            raise failure("cannot open store at", path, exc) from exc
 
     def get(self, key: bytes) -> bytes | None:
         try:
@@ -109,7 +135,7 @@ class Engine:
         try:
             self._db.write(batch)
         except Exception as exc:
-            raise StoreCorrupt(f"write failed in {self.path}: {exc}") from exc
+            raise failure("write failed in", self.path, exc) from exc
 
     def size_bytes(self) -> int:
         return directory_bytes(self.path)

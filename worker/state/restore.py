@@ -14,6 +14,9 @@ While any active task restores, standby partitions are paused so the task that
 blocks processing goes first; ``standby_rate`` (records/s) also paces standbys and
 learners when set, pausing their partitions between budgets, so warming up new
 members cannot saturate the broker or the disk (an active is never paced).
+A store that cannot take a batch (damaged, or its volume full) is not written past:
+its task is handed back through :meth:`Restorer.take_failed` to be failed, which
+removes its partitions, and it restores again from its checkpoint when retried.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from typing import Any
 
 from confluent_kafka import Consumer, KafkaError, Message, TopicPartition
 
+from segue.worker.state.engine import StoreCorrupt, StoreFull
 from segue.worker.state.store import TaskStore
 from segue.worker.watchdog import bounded
 
@@ -59,6 +63,7 @@ class Restorer:
         self.restored_total: dict[tuple[str, str], int] = {}  # (task, store) -> records
         self.restored_bytes: dict[tuple[str, str], int] = {}  # ... -> their key+value bytes
         self._warmed: dict[str, float] = {}
+        self._failed: dict[str, Exception] = {}  # task -> why its store took no batch
 
     # -- membership --
 
@@ -176,14 +181,12 @@ class Restorer:
                 raise RestoreError(self._parts[tp].task, f"restoring {tp[0]}[{tp[1]}]: {error}")
         for tp, position in positions.items():
             entry = self._parts.get(tp)
-            if entry is None:
-                continue  # unassigned since it was fetched
+            if entry is None or entry.task in self._failed:
+                continue  # unassigned since it was fetched, or its task is failing
             entry.end = max(entry.end, position)
             count, nbytes = counts.get(tp, 0), sizes.get(tp, 0)
-            if position > entry.store.offset or count:
-                entry.store.apply_restored(
-                    changes.get(tp, {}), max(position, entry.store.offset), count, nbytes
-                )
+            if not self._apply(entry, changes.get(tp, {}), position, count, nbytes):
+                continue
             if count:
                 entry.records += count
                 total_key = (entry.task, entry.store.name)
@@ -195,6 +198,24 @@ class Restorer:
         if self.standby_rate is not None:
             self._prioritize()
         return self._completed()
+
+    def _apply(
+        self, entry: Restoring, changes: dict[Any, Any], position: int, count: int, nbytes: int
+    ) -> bool:
+        """Write one partition's batch; False (and its task failing) if the store refused."""
+        if position <= entry.store.offset and not count:
+            return True
+        try:
+            entry.store.apply_restored(changes, max(position, entry.store.offset), count, nbytes)
+        except (StoreCorrupt, StoreFull) as exc:
+            self._failed[entry.task] = exc  # the consumer moved past the batch: fail the task
+            return False
+        return True
+
+    def take_failed(self) -> dict[str, Exception]:
+        """Tasks whose store could not take a batch since the last call, and why."""
+        failed, self._failed = self._failed, {}
+        return failed
 
     def _completed(self) -> list[str]:
         done_tasks: list[str] = []
