@@ -49,12 +49,12 @@ def test_apiserver_restart_mid_scale(
         balanced = run.balanced(4, timeout=240)
     finally:
         run.stop()
-    run.finish()
     stall, where = run.progress.longest_stall()
     print(
         f"\napiserver restart mid-scale: stop {stopped:.1f}s, down {DOWNTIME:.0f}s, "
         f"start {ready - began - stopped - DOWNTIME:.1f}s; every task committing "
         f"{resumed:.1f}s after /readyz ok; balanced at 4 {balanced:.1f}s later; longest "
-        f"stall {stall:.1f}s ({where}); {sum(run.sent.values())} lines exact; "
-        f"owner overlaps {[(o.task, round(o.seconds, 2)) for o in run.owners.overlaps]}"
+        f"stall {stall:.1f}s ({where}); {sum(run.sent.values())} lines; "
+        f"owner overlaps: {run.owners.summary()}"
     )
+    run.finish()

@@ -48,12 +48,12 @@ def test_broker_restart_mid_handover(
         balanced = run.balanced(4, timeout=240)
     finally:
         run.stop()
-    run.finish()
     stall, where = run.progress.longest_stall()
     print(
         f"\nbroker restart mid-handover: stop {stopped:.1f}s, down {DOWNTIME:.0f}s, "
         f"start {serving - began - stopped - DOWNTIME:.1f}s; every task committing again "
         f"{resumed:.1f}s after the broker served; balanced at 4 {balanced:.1f}s later; "
-        f"longest stall {stall:.1f}s ({where}); {sum(run.sent.values())} lines exact; "
-        f"owner overlaps {[(o.task, round(o.seconds, 2)) for o in run.owners.overlaps]}"
+        f"longest stall {stall:.1f}s ({where}); {sum(run.sent.values())} lines; "
+        f"owner overlaps: {run.owners.summary()}"
     )
+    run.finish()

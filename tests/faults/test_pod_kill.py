@@ -65,12 +65,12 @@ def test_sigkill_a_learner_mid_restore_and_an_active_owner(
         balanced = run.balanced(4, timeout=240)
     finally:
         run.stop()
-    run.finish()
     stall, where = run.progress.longest_stall()
     print(
         f"\nSIGKILL learner {learner}: every task committing {learner_resumed:.1f}s later; "
         f"SIGKILL active owner {owner} (learners still restoring: {still_learning}): every "
         f"task committing {owner_resumed:.1f}s later; balanced at 4 {balanced:.1f}s after; "
-        f"longest stall {stall:.1f}s ({where}); {sum(run.sent.values())} lines exact; "
-        f"owner overlaps {[(o.task, round(o.seconds, 2)) for o in run.owners.overlaps]}"
+        f"longest stall {stall:.1f}s ({where}); {sum(run.sent.values())} lines; "
+        f"owner overlaps: {run.owners.summary()}"
     )
+    run.finish()
