@@ -21,6 +21,7 @@ import os
 import signal
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -121,6 +122,56 @@ def start(
     )
     wait_for("every task committing", progress.all_moving, 60, why)
     return run
+
+
+LEARNER_PACE = "300"  # records/s a learner restores: 6,000 lines take it seconds
+
+
+def scaling_up(
+    kafka: Any, apps: Apps, operator: OperatorProcess, pod_runner: Any, to: int = 4
+) -> FaultRun:
+    """WordCount on 2 pods with 6,000 lines of state, scaled to ``to``; returns once
+    learners are restoring (paced, so they still are for some seconds)."""
+    run = start(
+        kafka, apps, operator, pod_runner, replicas=2, lines=6000, rate=100,
+        env={"SEGUE_STANDBY_RESTORE_RATE": LEARNER_PACE},
+    )  # fmt: skip
+    try:
+        apps.scale(NAME, to)
+        wait_for("learners in flight", lambda: apps.learning(NAME), 60, run.why)
+    except BaseException:
+        run.stop()
+        raise
+    return run
+
+
+@dataclass(frozen=True)
+class Outage:
+    """A component stopped, kept down, started again: seconds each part took, and the
+    moment (monotonic) it served again, the fault's end."""
+
+    stopped: float
+    down: float
+    started: float
+    ended: float
+
+    def __str__(self) -> str:
+        return f"stop {self.stopped:.1f}s, down {self.down:.0f}s, start {self.started:.1f}s"
+
+
+def outage(stop: Callable[[], None], start: Callable[[], None], downtime: float) -> Outage:
+    """Stop a component, wait ``downtime`` s, start it again; started again whatever
+    happens, so the session's shared component outlives a failing test."""
+    began = time.monotonic()
+    try:
+        stop()
+        stopped = time.monotonic()
+        time.sleep(downtime)
+    finally:
+        restarting = time.monotonic()
+        start()
+    ended = time.monotonic()
+    return Outage(stopped - began, restarting - stopped, ended - restarting, ended)
 
 
 class Progress(threading.Thread):
