@@ -10,10 +10,12 @@ import itertools
 import json
 import threading
 import time
+from concurrent.futures import TimeoutError as FutureTimeout
 from pathlib import Path
 from typing import Any
 
-from confluent_kafka import Consumer, KafkaException, TopicPartition
+from confluent_kafka import ConsumerGroupTopicPartitions, KafkaException, TopicPartition
+from confluent_kafka.admin import AdminClient
 
 from tests.operator.test_e2e_scaling import PARTITIONS
 
@@ -36,28 +38,28 @@ class Progress(threading.Thread):
     ) -> None:
         super().__init__(daemon=True)
         self.partitions = [TopicPartition(t, p) for t in topics for p in range(PARTITIONS)]
-        self.consumer = Consumer(
-            {"bootstrap.servers": bootstrap, "group.id": group, "enable.auto.commit": False}
-        )
-        self.interval = interval
+        self.bootstrap, self.group, self.interval = bootstrap, group, interval
         self.samples: list[tuple[float, dict[str, int]]] = []
         self.lock = threading.Lock()
         self.stopped = threading.Event()
 
     def run(self) -> None:
-        try:
-            while not self.stopped.is_set():
-                try:
-                    found = self.consumer.committed(self.partitions, timeout=2)
-                except KafkaException:
-                    found = None  # the broker is away: no sample
-                if found is not None:
-                    sample = {f"{tp.topic}:{tp.partition}": tp.offset for tp in found}
-                    with self.lock:
-                        self.samples.append((time.monotonic(), sample))
-                self.stopped.wait(self.interval)
-        finally:
-            self.consumer.close()
+        # The admin API, not Consumer.committed: after a broker restart librdkafka's
+        # committed() was seen to hang past its timeout, and a future can be given up.
+        admin = AdminClient({"bootstrap.servers": self.bootstrap})
+        request = [ConsumerGroupTopicPartitions(self.group, self.partitions)]
+        while not self.stopped.is_set():
+            try:
+                future = admin.list_consumer_group_offsets(request, request_timeout=2)
+                found = future[self.group].result(timeout=3).topic_partitions
+            except (KafkaException, FutureTimeout):
+                found = None  # the broker is away: no sample
+                admin = AdminClient({"bootstrap.servers": self.bootstrap})  # start afresh
+            if found is not None:
+                sample = {f"{tp.topic}:{tp.partition}": tp.offset for tp in found}
+                with self.lock:
+                    self.samples.append((time.monotonic(), sample))
+            self.stopped.wait(self.interval)
 
     def stop(self) -> None:
         self.stopped.set()
