@@ -53,8 +53,8 @@ class Progress(threading.Thread):
                 future = admin.list_consumer_group_offsets(request, request_timeout=2)
                 found = future[self.group].result(timeout=3).topic_partitions
             except (KafkaException, FutureTimeout):
-                found = None  # the broker is away: no sample
-                admin = AdminClient({"bootstrap.servers": self.bootstrap})  # start afresh
+                found = None  # the broker is away: no sample (one client throughout:
+                # dropping one with a request in flight crashed the interpreter once)
             if found is not None:
                 sample = {f"{tp.topic}:{tp.partition}": tp.offset for tp in found}
                 with self.lock:
