@@ -8,18 +8,25 @@ from __future__ import annotations
 
 import itertools
 import json
+import queue
+import subprocess
+import sys
 import threading
 import time
-from concurrent.futures import TimeoutError as FutureTimeout
 from pathlib import Path
 from typing import Any
 
-from confluent_kafka import ConsumerGroupTopicPartitions, KafkaException, TopicPartition
-from confluent_kafka.admin import AdminClient
-
+from tests.operator.e2e import ROOT
 from tests.operator.test_e2e_scaling import PARTITIONS
 
 STEADY_GAP = 3.0  # seconds: a task committing nothing for this long has stalled
+SILENT = 6.0  # seconds without a sample after which the reader process is replaced
+
+
+def _pump(reader: subprocess.Popen[bytes], lines: queue.Queue[str]) -> None:
+    assert reader.stdout is not None
+    for line in reader.stdout:
+        lines.put(line.decode())
 
 
 class Progress(threading.Thread):
@@ -37,29 +44,36 @@ class Progress(threading.Thread):
         self, bootstrap: str, group: str, topics: list[str], interval: float = 0.25
     ) -> None:
         super().__init__(daemon=True)
-        self.partitions = [TopicPartition(t, p) for t in topics for p in range(PARTITIONS)]
-        self.bootstrap, self.group, self.interval = bootstrap, group, interval
+        self.partitions = [f"{t}:{p}" for t in topics for p in range(PARTITIONS)]
+        self.command = [
+            sys.executable, "-m", "tests.faults.offsets_reader", bootstrap, group,
+            str(PARTITIONS), *topics,
+        ]  # fmt: skip
         self.samples: list[tuple[float, dict[str, int]]] = []
         self.lock = threading.Lock()
         self.stopped = threading.Event()
+        self.restarts = 0  # readers killed for going silent (or that died)
 
     def run(self) -> None:
-        # The admin API, not Consumer.committed: after a broker restart librdkafka's
-        # committed() was seen to hang past its timeout, and a future can be given up.
-        admin = AdminClient({"bootstrap.servers": self.bootstrap})
-        request = [ConsumerGroupTopicPartitions(self.group, self.partitions)]
+        # A reader process (``offsets_reader``): librdkafka hung or crashed in this
+        # read across a broker restart; a silent or dead reader is replaced.
         while not self.stopped.is_set():
+            reader = subprocess.Popen(
+                self.command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=ROOT
+            )
+            lines: queue.Queue[str] = queue.Queue()
+            threading.Thread(target=_pump, args=(reader, lines), daemon=True).start()
             try:
-                future = admin.list_consumer_group_offsets(request, request_timeout=2)
-                found = future[self.group].result(timeout=3).topic_partitions
-            except (KafkaException, FutureTimeout):
-                found = None  # the broker is away: no sample (one client throughout:
-                # dropping one with a request in flight crashed the interpreter once)
-            if found is not None:
-                sample = {f"{tp.topic}:{tp.partition}": tp.offset for tp in found}
-                with self.lock:
-                    self.samples.append((time.monotonic(), sample))
-            self.stopped.wait(self.interval)
+                while not self.stopped.is_set():
+                    line = lines.get(timeout=SILENT)
+                    t, sample = json.loads(line)
+                    with self.lock:
+                        self.samples.append((float(t), dict(sample)))
+            except queue.Empty:
+                self.restarts += 1
+            finally:
+                reader.kill()
+                reader.wait(10)
 
     def stop(self) -> None:
         self.stopped.set()
@@ -73,7 +87,7 @@ class Progress(threading.Thread):
         """Per partition, the sample times at which its committed offset grew."""
         with self.lock:
             samples = list(self.samples)
-        out: dict[str, list[float]] = {f"{tp.topic}:{tp.partition}": [] for tp in self.partitions}
+        out: dict[str, list[float]] = {p: [] for p in self.partitions}
         last: dict[str, int] = {}
         for t, sample in samples:
             for p, offset in sample.items():
