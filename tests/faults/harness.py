@@ -27,8 +27,25 @@ from typing import Any
 from tests.operator.e2e import Apps, OperatorProcess, SteadyInput, wait_for
 from tests.operator.test_e2e_scaling import assert_exact, merge, running, wordcount
 
-from .owners import Owners
+from .owners import METRICS_PORT, Owners, running_actives
 from .progress import Progress
+
+# One import site for the suite's tests (test_store.py, test_volume.py,
+# tests/operator/test_e2e_scaling.py import these from here).
+__all__ = [
+    "METRICS_PORT",
+    "NAME",
+    "RESUME_BOUND",
+    "FaultRun",
+    "Owners",
+    "Progress",
+    "container_pid",
+    "outage",
+    "running_actives",
+    "scaling_up",
+    "sigkill",
+    "start",
+]
 
 RESUME_BOUND = 15.0  # seconds from a fault's end until every task commits again (issue 14)
 NAME = "wc"  # the app's name in every fault test (``running`` creates it so)
