@@ -21,7 +21,13 @@ from typing import Any
 from confluent_kafka import Consumer, KafkaError, KafkaException, Message, Producer, TopicPartition
 
 from segue.worker.context import TaskContext, headers_of, raw_bytes
-from segue.worker.kafka import ABORT_TIMEOUT, CLOSE_TIMEOUT, COMMIT_TIMEOUT, is_fenced
+from segue.worker.kafka import (
+    ABORT_TIMEOUT,
+    CLOSE_TIMEOUT,
+    COMMIT_GRACE,
+    COMMIT_TIMEOUT,
+    is_fenced,
+)
 from segue.worker.processor import Record
 from segue.worker.serdes import MalformedRecord
 from segue.worker.state.engine import StoreCorrupt
@@ -224,7 +230,7 @@ class ActiveTask:
                     on_delivery=callback,
                 )
         try:
-            with bounded("flush", timeout):
+            with bounded("flush", timeout, COMMIT_GRACE):
                 undelivered = self.producer.flush(timeout)
         except KafkaException as exc:
             self._raise_for(exc.args[0], "flush")
@@ -236,14 +242,14 @@ class ActiveTask:
         try:
             if self.exactly_once:
                 if offsets:
-                    with bounded("send_offsets_to_transaction", timeout):
+                    with bounded("send_offsets_to_transaction", timeout, COMMIT_GRACE):
                         self.producer.send_offsets_to_transaction(
                             offsets, self.consumer.consumer_group_metadata(), timeout
                         )
-                with bounded("commit_transaction", timeout):
+                with bounded("commit_transaction", timeout, COMMIT_GRACE):
                     self.producer.commit_transaction(timeout)
             elif offsets:
-                with bounded("commit", timeout):  # takes no timeout
+                with bounded("commit", timeout, COMMIT_GRACE):  # takes no timeout
                     self.consumer.commit(offsets=offsets, asynchronous=False)
         except KafkaException as exc:
             self._raise_for(exc.args[0], "commit")

@@ -92,13 +92,14 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--kafka-call-bound",
         type=float,
         help="seconds any blocking Kafka call may take before the worker reports itself "
-        "unhealthy (env SEGUE_KAFKA_CALL_BOUND; default: the call's timeout + 5)",
+        "unhealthy (env SEGUE_KAFKA_CALL_BOUND; default: the call's timeout + 5, + 2 for "
+        "a running task's commit calls)",
     )
     add(
         "--stuck-exit-after",
         type=float,
         help="seconds a Kafka call may stay stuck past its bound before the worker exits "
-        "(env SEGUE_STUCK_EXIT_AFTER; default 5)",
+        "(env SEGUE_STUCK_EXIT_AFTER; default 2)",
     )
     add(
         "--kafka",

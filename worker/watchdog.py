@@ -19,7 +19,8 @@ by the broker (``transaction.timeout.ms``) or fenced by the next
 ``init_transactions`` of the same transactional id; its input offsets were only
 ever committed inside transactions, so nothing is lost or counted twice.
 
-A call's bound is its own timeout plus ``grace``, capped by ``ceiling`` (the
+A call's bound is its own timeout plus ``grace`` (the call's, else the watchdog's),
+capped by ``ceiling`` (the
 worker's ``kafka_call_bound``): the longest any call may hold the loop. Pure
 apart from the clock, which is injected; one instance per process (``WATCHDOG``),
 because which call is blocking is a fact about the process, like its metrics.
@@ -38,10 +39,12 @@ from dataclasses import dataclass
 
 log = logging.getLogger(__name__)
 
-GRACE = 5.0  # seconds a call may run past its own timeout
+GRACE = 5.0  # seconds a call may run past its own timeout (unless the call says less)
 # Seconds a call may stay stuck past its bound before the worker exits: sooner than
-# the liveness probe (2 s x 6 failures, operator/act/objects.py) would restart it.
-EXIT_AFTER = 5.0
+# the liveness probe (2 s x 6 failures, operator/act/objects.py) would restart it, and
+# soon enough that a task owner left hanging by librdkafka after a broker restart
+# processes again within 15 s of the broker serving (docs/reliability.md).
+EXIT_AFTER = 2.0
 EXIT_STUCK = 75  # the exit code then (EX_TEMPFAIL: a restart helps)
 
 
@@ -83,16 +86,18 @@ class Watchdog:
     def configure(self, grace: float, ceiling: float | None) -> None:
         self.grace, self.ceiling = grace, ceiling
 
-    def bound(self, timeout: float) -> float:
-        bound = timeout + self.grace
+    def bound(self, timeout: float, grace: float | None = None) -> float:
+        """``timeout`` plus ``grace`` (the watchdog's own if None), capped by the ceiling."""
+        bound = timeout + (self.grace if grace is None else grace)
         return bound if self.ceiling is None else min(bound, self.ceiling)
 
     @contextlib.contextmanager
-    def call(self, name: str, timeout: float) -> Iterator[None]:
-        """Run the body as the blocking call ``name``, which was given ``timeout``."""
+    def call(self, name: str, timeout: float, grace: float | None = None) -> Iterator[None]:
+        """Run the body as the blocking call ``name``, which was given ``timeout``;
+        ``grace``: how long past it the call may run (the watchdog's own if None)."""
         with self._lock:
             token, self._next = self._next, self._next + 1
-            self._calls[token] = _InFlight(name, self.clock(), self.bound(timeout))
+            self._calls[token] = _InFlight(name, self.clock(), self.bound(timeout, grace))
         try:
             yield
         finally:
@@ -131,7 +136,7 @@ def must_exit(overrun: Overrun | None, exit_after: float) -> bool:
 def monitor(
     watchdog: Watchdog,
     exit_after: float = EXIT_AFTER,
-    every: float = 1.0,
+    every: float = 0.5,
     exit: Callable[[int], object] = os._exit,
 ) -> threading.Thread:
     """Start a daemon thread that checks ``watchdog`` every ``every`` seconds, logs
@@ -159,6 +164,8 @@ def monitor(
 WATCHDOG = Watchdog()
 
 
-def bounded(name: str, timeout: float) -> contextlib.AbstractContextManager[None]:
+def bounded(
+    name: str, timeout: float, grace: float | None = None
+) -> contextlib.AbstractContextManager[None]:
     """``with bounded("flush", t): producer.flush(t)``: the process's watchdog watches it."""
-    return WATCHDOG.call(name, timeout)
+    return WATCHDOG.call(name, timeout, grace)

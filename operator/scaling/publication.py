@@ -1,16 +1,20 @@
 """The next generation: published only if the members' roles or the partition map changed,
-and never over ``MAX_DOCUMENT_BYTES`` (then the last generation keeps running and
-``Degraded`` says why). Departures only go with a publish: a member leaves the
-assignment in the same generation that is written, or not at all.
+or a task lies fenced on its owner (:func:`refenced`), and never over
+``MAX_DOCUMENT_BYTES`` (then the last generation keeps running and ``Degraded`` says
+why). Departures only go with a publish: a member leaves the assignment in the same
+generation that is written, or not at all.
 """
 
 from __future__ import annotations
 
 from segue.protocol import MAX_DOCUMENT_BYTES, encode
+from segue.protocol.reports import TaskErrorReason
 
 from .document import to_document
 from .inventory import Degradation, Inventory
 from .model import Published, Roles, World
+
+FENCED = TaskErrorReason.FENCED.value
 
 
 def publication(
@@ -32,6 +36,7 @@ def publication(
             published is None
             or members != dict(published.members)
             or inventory.partition_map != dict(published.partition_map)
+            or refenced(world)
         ):
             candidate = Published(
                 (published.generation if published else 0) + 1, members, inventory.partition_map
@@ -51,3 +56,30 @@ def publication(
     if publish is None:
         departed = [m for m in departed if published is None or m not in published.members]
     return publish, document, departed
+
+
+def refenced(world: World) -> list[str]:
+    """Tasks the generation in force gives a member as active that its worker reports
+    ``Fenced``, once every reporting worker has applied that generation.
+
+    A worker fenced by a newer owner stops the task for good until a newer generation
+    assigns it again (docs/worker.md). Normally the newer owner is the rightful one.
+    But an owner that is still on an older generation can fence the rightful one (its
+    ``init_transactions`` finished last, after a broker restart; seen in
+    tests/faults/test_restart.py) and then let go when it catches up: the task has no
+    owner at all. Once no worker is behind, the same roles published again as a newer
+    generation make the rightful owner start it afresh.
+    """
+    published = world.published
+    if published is None:
+        return []
+    reporting = [p for p in world.pods.values() if p.reporting]
+    if any((p.generation or 0) < published.generation for p in reporting):
+        return []
+    out: list[str] = []
+    for member, roles in published.members.items():
+        pod = world.pods.get(member)
+        if pod is None or not pod.reporting:
+            continue
+        out += [t for t in roles.active if (f := pod.faults.get(t)) and f.reason == FENCED]
+    return sorted(out)

@@ -19,7 +19,7 @@ import pytest
 
 from tests.operator.e2e import Apps, OperatorProcess, wait_for
 
-from .harness import NAME, sigkill, start
+from .harness import NAME, scaling_up, sigkill
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(600)]
 
@@ -40,13 +40,8 @@ def _restarts(apps: Apps, pod: str) -> int:
 def test_sigkill_a_learner_mid_restore_and_an_active_owner(
     kafka: Any, apps: Apps, operator: OperatorProcess, pod_runner: Any
 ) -> None:
-    run = start(
-        kafka, apps, operator, pod_runner, replicas=2, lines=6000, rate=100,
-        env={"SEGUE_STANDBY_RESTORE_RATE": "300"},  # learners still restoring at the kill
-    )  # fmt: skip
+    run = scaling_up(kafka, apps, operator, pod_runner, to=4)
     try:
-        apps.scale(NAME, 4)
-        wait_for("a learner restoring", lambda: _member(apps, "learning") is not None, 60, run.why)
         learner = _member(apps, "learning")
         assert learner is not None
         sigkill(apps, learner)
@@ -65,12 +60,12 @@ def test_sigkill_a_learner_mid_restore_and_an_active_owner(
         balanced = run.balanced(4, timeout=240)
     finally:
         run.stop()
-    run.finish()
     stall, where = run.progress.longest_stall()
     print(
         f"\nSIGKILL learner {learner}: every task committing {learner_resumed:.1f}s later; "
         f"SIGKILL active owner {owner} (learners still restoring: {still_learning}): every "
         f"task committing {owner_resumed:.1f}s later; balanced at 4 {balanced:.1f}s after; "
-        f"longest stall {stall:.1f}s ({where}); {sum(run.sent.values())} lines exact; "
-        f"owner overlaps {[(o.task, round(o.seconds, 2)) for o in run.owners.overlaps]}"
+        f"longest stall {stall:.1f}s ({where}); {sum(run.sent.values())} lines; "
+        f"owner overlaps: {run.owners.summary()}"
     )
+    run.finish()

@@ -74,3 +74,36 @@ def test_a_learner_that_cannot_run_is_said_and_does_not_hold_the_batch() -> None
     assert degraded(sim) == ("False", "AsExpected")
     assert sorted(len(r.active) for r in sim.published.members.values()) == [2, 2, 2]
     assert sim.owners()[stuck] == "wc-2"
+
+
+FENCED = TaskFault("Fenced", "task 0_0: fenced during flush: This instance has been fenced")
+
+
+def test_a_task_fenced_on_its_owner_is_published_again_once_no_worker_is_behind() -> None:
+    """An owner on an older generation fenced the rightful one and let go (after a
+    broker restart, tests/faults/test_restart.py): the same roles, published again as
+    a newer generation, make the rightful owner start the task afresh."""
+    from dataclasses import replace
+
+    from segue.operator.scaling import decide
+
+    sim = Sim(replicas=2)
+    sim.run()
+    assert sim.published is not None
+    before = sim.published
+    owner = sim.owners()["0_0"]
+    sim.pods[owner].faults["0_0"] = FENCED
+
+    # Not while some worker is behind: it may be the one that fenced, still owning.
+    world = sim.world()
+    other = next(m for m in world.pods if m != owner)
+    behind = replace(world.pods[other], generation=before.generation - 1)
+    assert decide(replace(world, pods={**world.pods, other: behind})).publish is None
+
+    plan = sim.step()
+    assert plan.publish is not None
+    assert plan.publish.generation == before.generation + 1
+    assert dict(plan.publish.members) == dict(before.members)  # the same roles
+    sim.pods[owner].faults.clear()  # started afresh: running
+    sim.run()
+    assert sim.published.generation == before.generation + 1  # once, not again

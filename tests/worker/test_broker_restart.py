@@ -7,7 +7,7 @@ call within the bound (plus polling slack). Once the broker is back on the same
 data (``KafkaBroker.stop``/``start``), librdkafka 2.16 may hang in
 ``send_offsets_to_transaction`` for good (seen here: over 60 s, its timeout
 10 s; confluentinc/librdkafka#5456): the worker then exits with code 75
-(``--stuck-exit-after``, default 5 s) and the test starts it again on the same
+(``--stuck-exit-after``, default 2 s) and the test starts it again on the same
 state, as Kubernetes restarts the container. Either way it must be healthy and
 processing within ``RECOVERED_WITHIN`` of the broker serving again, and the
 committed output must count every input exactly once.
