@@ -11,9 +11,11 @@ record, a repeated or too high one a duplicate). A counting task (``1_p``) write
 output partition ``p`` only (the worker's murmur2 partitioner, the same partition
 count), so a task's output is one partition, and a handover's pause is the longest gap
 in that partition that begins in the window around the handover the monitor saw
-(:func:`pause`): from the old owner's last record to the new owner's first. The window
-is the two looks around the change, widened by a second; a gap of ordinary traffic
-in it can only make the figure larger, never smaller.
+(:func:`pause`): from the old owner's last record to the new owner's first. The old
+owner's last record is appended before the new owner fences it and runs, so the gap
+begins between a second before the last look with the old owner running the task and
+the first look with the new one; a gap of ordinary traffic there can only make the
+figure larger, never smaller.
 
 Pure functions apart from the reader, so a soak run can reuse them on its own input.
 """
@@ -30,7 +32,8 @@ from confluent_kafka import Consumer, TopicPartition
 
 from segue.stack.demo.monitor import Move
 
-WINDOW = 1.0  # seconds either side of a handover's two looks
+WINDOW = 1.0  # seconds before the last look with the old owner running the task
+SLACK = 0.2  # seconds after the first look with the new owner running it
 
 
 @dataclass(frozen=True)
@@ -118,10 +121,10 @@ def by_partition(records: list[Out]) -> dict[int, list[float]]:
 
 def pause(move: Move, times: list[float]) -> float | None:
     """Seconds of the longest output gap starting in the move's window, or None when
-    the task wrote nothing around it (no input reached it)."""
+    the task wrote nothing there (no input reached it)."""
     start = bisect.bisect_left(times, move.before - WINDOW)
-    end = bisect.bisect_right(times, move.seen + WINDOW)
-    gaps = [times[i + 1] - times[i] for i in range(max(0, start - 1), min(end, len(times) - 1))]
+    end = bisect.bisect_right(times, move.seen + SLACK)
+    gaps = [times[i + 1] - times[i] for i in range(start, min(end, len(times) - 1))]
     return max(gaps) if gaps else None
 
 
