@@ -51,6 +51,7 @@ class Cluster:
         self.balanced: Callable[[int], bool] = lambda _: False  # set by the show
         self.running: Callable[[str], bool] = lambda _: False  # a task runs somewhere
         self.on_kill: Callable[[str], None] = lambda _: None  # told the killed pod's uid
+        self.lag: Callable[[], int | None] = lambda: None  # the input's, records
         self.hpa_replicas: list[int] = []
 
     # -- commands, as a user types them ---------------------------------------
@@ -178,14 +179,19 @@ class Cluster:
 
     def burst(self, records: int) -> int:
         """An HPA on the app (min: today's replicas, max 6), then ``records`` lines at
-        once; waits for the HPA to ask for more, and for the app to settle there."""
+        once; waits for the HPA to ask for more pods or for the backlog to drain
+        (whichever comes first, and at least two of the HPA's 5 s syncs), then for the
+        app to settle on what the HPA asked for."""
         hpa = yaml.safe_load((REPO / "examples" / f"{APP}-hpa.yaml").read_text())
         hpa["spec"]["minReplicas"] = self.replicas
         hpa["spec"]["behavior"]["scaleUp"]["policies"][0]["periodSeconds"] = 15
         self.kubectl("apply", "-n", self.namespace, "-f", "-", stdin=yaml.safe_dump(hpa))
         self.bursts.append(produce_lines(self.bootstrap, records, words=WORDS, tag="b"))
-        deadline = time.monotonic() + self.settle_timeout
-        while self._spec_replicas() == self.replicas and time.monotonic() < deadline:
+        began = time.monotonic()
+        while self._spec_replicas() == self.replicas:
+            waited, lag = time.monotonic() - began, self.lag()
+            if waited > self.settle_timeout or (waited > 12 and lag is not None and lag < 500):
+                break
             time.sleep(0.5)
         self.replicas = self._spec_replicas()
         self.hpa_replicas.append(self.replicas)

@@ -118,6 +118,7 @@ def _show(
     output = OutputReader(cluster.bootstrap, OUTPUT, f"demo-reader-{time.time_ns()}")
     cluster.running = lambda task: monitor.look is not None and task in monitor.look.owners()
     cluster.on_kill = monitor.killed.add
+    cluster.lag = lambda: monitor.look.lag if monitor.look is not None else None
     for part in (monitor, output):
         part.start()
         parts.append(part)

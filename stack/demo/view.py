@@ -92,10 +92,12 @@ class LiveView:
             return Group(Text("waiting for the first look ..."), *map(Text, self.lines))
         rates = self.rates.update(look)
         lag = "-" if look.lag is None else f"{look.lag:,}"
+        signal = look.status.autoscaling
+        needed = f"  needs {signal.replicas_needed:.1f} pods" if signal is not None else ""
         head = Text.assemble(
             (f"wordcount  replicas {look.replicas}  ", "bold"),
             f"phase {look.status.phase or '-'}  input lag {lag}"
-            f"  output {self._output_rate():,.0f} records/s\n",
+            f"  output {self._output_rate():,.0f} records/s{needed}\n",
             ("operator: ", "dim"),
             look.waiting,
         )
