@@ -91,7 +91,6 @@ class Monitor(threading.Thread):
         self.look: Look | None = None
         self.samples: list[Sample] = []
         self.moves: list[Move] = []
-        self.stateful: set[str] = set()  # tasks seen with a store
         self.killed: set[str] = set()  # uids of pods a step killed
         self.stopped = threading.Event()
         self.lock = threading.Lock()
@@ -172,9 +171,6 @@ class Monitor(threading.Thread):
 
     def _remember(self, look: Look) -> None:
         self.look = look
-        for pod in look.pods:
-            if pod.report is not None:
-                self.stateful |= set(pod.report.restored) | set(pod.report.changelog_records)
         for task, owner in look.owners().items():
             last = self._last_owner.get(task)
             if last is not None and last[0] != owner:

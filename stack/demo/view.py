@@ -77,7 +77,10 @@ class LiveView:
 
     def _loop(self) -> None:
         while not self._stop.wait(0.5):
-            self._live.update(self.render())
+            try:
+                self._live.update(self.render())
+            except Exception as exc:  # a look the view does not expect: say so, go on
+                self._live.update(Text(f"the view failed to draw: {exc!r}"))
 
     def _output_rate(self) -> float:
         now, count = time.time(), self.output.count()
@@ -163,8 +166,24 @@ class PlainView:
         return self
 
     def _loop(self) -> None:
+        ticks = 0
         while not self._stop.wait(1.0):
             self._moves()
+            ticks += 1
+            if ticks % 10 == 0:
+                self._status()
+
+    def _status(self) -> None:
+        """Every 10 s: pods by role, the input lag, what the operator waits for."""
+        with self.monitor.lock:
+            look = self.monitor.look
+        if look is None:
+            return
+        roles = ", ".join(f"{p.name} {p.role}" for p in look.pods)
+        print(
+            f"{look.at - self.started:6.1f}s    [{roles}] lag {look.lag}; {look.waiting}",
+            flush=True,
+        )
 
     def __exit__(self, *exc: Any) -> None:
         self._stop.set()
