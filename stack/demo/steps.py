@@ -18,7 +18,9 @@ from dataclasses import dataclass
 from typing import Protocol
 
 KINDS = ("scale", "kill", "partitions", "burst")
-FULL = ("scale=6", "scale=3", "kill", "partitions=2", "burst=60000")
+# The burst must outrun 3 pods (each splits and counts some thousands of lines/s) by
+# enough that the signal asks for more within catchUpSeconds: 300,000 lines do.
+FULL = ("scale=6", "scale=3", "kill", "partitions=2", "burst=300000")
 QUICK = ("scale=4", "kill", "scale=2")
 
 

@@ -28,6 +28,9 @@ from segue.stack.demo.monitor import Look, Monitor, Move
 from segue.stack.demo.tally import OutputReader
 
 
+MAX_RESTORES = 8  # rows of restore bars (the furthest behind), so the view fits a screen
+
+
 def describe(move: Move) -> str:
     kind = "failover" if move.failover else "handover"
     new = f"{move.new} (its next instance)" if move.new == move.old else move.new
@@ -55,7 +58,7 @@ class Rates:
 class LiveView:
     def __init__(self, monitor: Monitor, output: OutputReader, started: float) -> None:
         self.monitor, self.output, self.started = monitor, output, started
-        self.lines: deque[str] = deque(maxlen=8)
+        self.lines: deque[str] = deque(maxlen=6)
         self.rates = Rates()
         self._live = Live(refresh_per_second=2, transient=False, redirect_stdout=False)
         self._out: list[tuple[float, int]] = []
@@ -90,7 +93,7 @@ class LiveView:
 
     def render(self) -> Group:
         with self.monitor.lock:
-            look, moves = self.monitor.look, list(self.monitor.moves[-6:])
+            look, moves = self.monitor.look, list(self.monitor.moves[-5:])
         if look is None:
             return Group(Text("waiting for the first look ..."), *map(Text, self.lines))
         rates = self.rates.update(look)
@@ -106,6 +109,7 @@ class LiveView:
         )
         pods = Table("pod", "role", "ready", "active", "standby", "learning", expand=True)
         restores = Table("restoring", "", "progress", "rate", "ETA", expand=True)
+        rows: list[tuple[int, tuple[Any, ...]]] = []
         for pod in look.pods:
             roles = list(pod.report.roles.values()) if pod.report else []
             pods.add_row(
@@ -124,13 +128,10 @@ class LiveView:
                     continue
                 rate = rates.get((pod.name, task), 0.0)
                 eta = f"{(end - done) / rate:.0f}s" if rate > 0 and done < end else "-"
-                restores.add_row(
-                    f"{pod.name} {task}",
-                    role,
-                    ProgressBar(total=end, completed=min(done, end), width=30),
-                    f"{rate:,.0f}/s",
-                    eta,
-                )
+                bar = ProgressBar(total=end, completed=min(done, end), width=30)
+                rows.append((end - done, (f"{pod.name} {task}", role, bar, f"{rate:,.0f}/s", eta)))
+        for _, row in sorted(rows, key=lambda r: -r[0])[:MAX_RESTORES]:  # furthest behind first
+            restores.add_row(*row)
         handovers = Text("\n".join(describe(m) for m in moves) or "none yet")
         return Group(
             Panel(head, title="Segue demo"),
