@@ -27,7 +27,6 @@ from rich.text import Text
 from segue.stack.demo.monitor import Look, Monitor, Move
 from segue.stack.demo.tally import OutputReader
 
-
 MAX_RESTORES = 8  # rows of restore bars (the furthest behind), so the view fits a screen
 
 
