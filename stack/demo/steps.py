@@ -18,9 +18,9 @@ from dataclasses import dataclass
 from typing import Protocol
 
 KINDS = ("scale", "kill", "partitions", "burst")
-# The burst must outrun 3 pods (each splits and counts some thousands of lines/s) by
-# enough that the signal asks for more within catchUpSeconds: 300,000 lines do.
-FULL = ("scale=6", "scale=3", "kill", "partitions=2", "burst=300000")
+# The burst must outrun 3 pods by enough that the signal asks for more pods within
+# catchUpSeconds (10 s): 3 pods drained 60,000 lines in about 2 s, the HPA holding.
+FULL = ("scale=6", "scale=3", "kill", "partitions=2", "burst=1000000")
 QUICK = ("scale=4", "kill", "scale=2")
 
 
