@@ -1,5 +1,6 @@
 # Two commands do all the setup on a fresh machine (see README.md):
-#   make demo   start the local stack (Kafka + Kubernetes + pod runner) until Ctrl-C
+#   make demo   the live scaling show on the local stack (docs/demo.md); Ctrl-C stops it
+#               (make demo DEMO_ARGS=--quick: no live view, ~2 minutes)
 #   make test   install everything, run the gates and the whole test suite
 # Both are idempotent. The virtualenv is .venv; everything built or downloaded
 # (Kafka jars, Kubernetes, etcd, helm) is cached in $(SEGUE_CACHE).
@@ -12,11 +13,13 @@ BIN := $(VENV)/bin
 export SEGUE_CACHE ?= $(HOME)/.cache/segue
 # Extra pytest arguments, e.g. make test PYTEST_ARGS="-m smoke"
 PYTEST_ARGS ?=
+# Extra `segue stack demo` arguments, e.g. make demo DEMO_ARGS=--quick
+DEMO_ARGS ?=
 
 .PHONY: demo test bench soak venv stack lint typecheck contracts gates crds
 
 demo: venv stack
-	$(BIN)/segue stack up
+	$(BIN)/segue stack demo $(DEMO_ARGS)
 
 test: venv stack gates
 	@status=0; $(BIN)/pytest $(PYTEST_ARGS) || status=$$?; \

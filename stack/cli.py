@@ -1,4 +1,5 @@
-"""``segue stack``: run the embedded local stack until Ctrl-C (``make demo``)."""
+"""``segue stack``: run the embedded local stack until Ctrl-C (``up``), or the live
+scaling show on it (``demo``, ``make demo``; segue.stack.demo, docs/demo.md)."""
 
 from __future__ import annotations
 
@@ -16,9 +17,39 @@ def configure(parser: argparse.ArgumentParser) -> None:
     up.add_argument("--workdir", type=Path, help="keep the stack's data here (default: a temp dir)")
     up.add_argument("--no-kafka", action="store_true", help="do not start Kafka")
     up.add_argument("--no-pods", action="store_true", help="do not start the pod runner")
+    demo = sub.add_parser(
+        "demo",
+        help="the live scaling show: WordCount scaled, killed, grown and burst (docs/demo.md)",
+        description="Start the local stack, helm-install Segue, run WordCount on prefilled "
+        "state under steady input and play a script of steps on it with a live view; "
+        "then write an HTML report and print one JSON line. Ctrl-C stops everything.",
+    )
+    demo.add_argument(
+        "--quick", action="store_true", help="a short script on a small prefill (~2 min)"
+    )
+    demo.add_argument(
+        "--report", type=Path, default=Path("demo-report"), help="where report.html and the "
+        "PNGs go (default: ./demo-report)"
+    )  # fmt: skip
+    demo.add_argument("--workdir", type=Path, help="keep the stack's data here (default: temp)")
+    demo.add_argument(
+        "--steps", help="comma-separated steps: scale=N, kill, partitions=F (grow the input "
+        "F times), burst=LINES (with an HPA); default 2->6->3, kill, partitions=2, burst"
+    )  # fmt: skip
+    demo.add_argument("--prefill", type=int, help="lines written before the app starts")
+    demo.add_argument("--rate", type=float, help="steady input, lines/s (default 200)")
+    demo.add_argument("--partitions", type=int, help="input topic partitions (default 6)")
+    demo.add_argument("--settle-timeout", type=float, help="seconds a step may take to settle")
+    demo.add_argument(
+        "--plain",
+        action="store_true",
+        help="print lines, no live view (the default off a terminal)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.stack_command == "demo":
+        return _demo(args)
     from segue.stack.localstack import LocalStack
     from segue.stack.process import StackError
 
@@ -41,3 +72,26 @@ def run(args: argparse.Namespace) -> int:
         stack.stop()
         print("stopped.", flush=True)
     return 0
+
+
+def _demo(args: argparse.Namespace) -> int:
+    from segue.stack.demo.show import options_for, run
+    from segue.stack.demo.steps import StepError, parse_script
+
+    try:
+        steps = parse_script(args.steps.split(",")) if args.steps else None
+    except StepError as exc:
+        print(f"segue stack demo: {exc}")
+        return 2
+    options = options_for(
+        args.quick,
+        steps=steps,
+        report=args.report,
+        workdir=args.workdir,
+        prefill=args.prefill,
+        rate=args.rate,
+        partitions=args.partitions,
+        settle_timeout=args.settle_timeout,
+        live=False if args.plain else None,
+    )
+    return run(options)

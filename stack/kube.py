@@ -83,6 +83,21 @@ def aggregation_flags(pki: ClusterPki) -> list[str]:
     ]
 
 
+def kubelet_flags(pki: ClusterPki) -> list[str]:
+    """How the apiserver reaches the pod runner's kubelet endpoint (``kubectl logs``).
+
+    It dials the Node's InternalIP (the runner's 127.0.0.1; a Node's hostname does not
+    resolve) on the port the Node publishes, and presents the admin's client
+    certificate (group ``system:masters``, as kubeadm's apiserver-kubelet-client), which
+    the runner checks against the cluster CA (``segue.stack.kubelet.logs``).
+    """
+    return [
+        "--kubelet-preferred-address-types=InternalIP,Hostname",
+        f"--kubelet-client-certificate={pki.admin.cert}",
+        f"--kubelet-client-key={pki.admin.key}",
+    ]
+
+
 class KubeControlPlane:
     def __init__(self, workdir: Path, binaries: Binaries, host: str = "127.0.0.1") -> None:
         self.workdir = workdir
@@ -181,6 +196,7 @@ class KubeControlPlane:
                 "--profiling=false",
                 f"--cert-dir={self.workdir / 'apiserver-certs'}",
                 *aggregation_flags(pki),
+                *kubelet_flags(pki),
                 "--v=1",
             ],
             self.workdir / "logs" / "kube-apiserver.log",

@@ -2,7 +2,8 @@
 
 :func:`register_node` creates (or updates) the Node with what a kubelet
 reports at registration: labels, capacity and allocatable, the Ready condition
-and the InternalIP 127.0.0.1. No heartbeats follow: the control plane runs
+and the InternalIP 127.0.0.1, and the kubelet port ``kubectl logs`` goes
+through (``logs``). No heartbeats follow: the control plane runs
 without the node lifecycle controller (see ``segue.stack.kube``).
 
 :class:`LoopbackIpam` gives each pod its own address from 127.0.0.0/16 (all of
@@ -83,7 +84,9 @@ def _os_image() -> str:
     return platform.system()
 
 
-def node_status(host_ip: str, name: str, resources: dict[str, str], version: str) -> Obj:
+def node_status(
+    host_ip: str, name: str, resources: dict[str, str], version: str, kubelet_port: int = 0
+) -> Obj:
     now = timestamp()
 
     def condition(kind: str, status: str, reason: str, message: str) -> Obj:
@@ -115,7 +118,7 @@ def node_status(host_ip: str, name: str, resources: dict[str, str], version: str
             {"type": "InternalIP", "address": host_ip},
             {"type": "Hostname", "address": name},
         ],
-        "daemonEndpoints": {"kubeletEndpoint": {"Port": 0}},
+        "daemonEndpoints": {"kubeletEndpoint": {"Port": kubelet_port}},
         "nodeInfo": {
             "machineID": _read("/etc/machine-id"),
             "systemUUID": _read("/etc/machine-id"),
@@ -131,8 +134,11 @@ def node_status(host_ip: str, name: str, resources: dict[str, str], version: str
     }
 
 
-def register_node(api: Api, name: str, host_ip: str, resources: dict[str, str]) -> None:
-    """Create or update the Node ``name`` and report it Ready."""
+def register_node(
+    api: Api, name: str, host_ip: str, resources: dict[str, str], kubelet_port: int = 0
+) -> None:
+    """Create or update the Node ``name`` and report it Ready, with the port of its
+    ``containerLogs`` endpoint (``logs``) as the kubelet's."""
     labels = {
         "kubernetes.io/hostname": name,
         "kubernetes.io/os": "linux",
@@ -160,6 +166,6 @@ def register_node(api: Api, name: str, host_ip: str, resources: dict[str, str]) 
     api.request(
         "PATCH",
         f"/api/v1/nodes/{name}/status",
-        body={"status": node_status(host_ip, name, resources, version)},
+        body={"status": node_status(host_ip, name, resources, version, kubelet_port)},
         content_type=MERGE_PATCH,
     )

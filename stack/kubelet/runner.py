@@ -6,7 +6,8 @@ the node satisfies is bound to the node through the ``pods/binding``
 subresource; a pod bound to the node gets a ``supervisor.PodSupervisor`` (one
 per pod UID, so handling is idempotent) that receives each new version of it;
 a pod that disappears from the API has its supervisor kill its processes. A
-second watch keeps PersistentVolumeClaims' directories (``claims``).
+second watch keeps PersistentVolumeClaims' directories (``claims``); ``logs``
+serves the kubelet's ``containerLogs`` endpoint for ``kubectl logs``.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from segue.stack.kubelet.api import STRATEGIC_PATCH, Api
 from segue.stack.kubelet.claims import ClaimManager
 from segue.stack.kubelet.context import NodeContext
 from segue.stack.kubelet.events import EventRecorder
+from segue.stack.kubelet.logs import KubeletLogServer
 from segue.stack.kubelet.node import LoopbackIpam, capacity, register_node
 from segue.stack.kubelet.podspec import instance_name
 from segue.stack.kubelet.supervisor import PodSupervisor
@@ -65,6 +67,7 @@ class PodRunner:
         self.root = Path(root)
         self.node_name = node_name
         self.host_ip = host_ip
+        self.ca_file = Path(ca_file)
         self._settings = {
             "apiserver_host": apiserver_host,
             "apiserver_port": int(apiserver_port),
@@ -81,6 +84,7 @@ class PodRunner:
         self._unschedulable: set[str] = set()
         self._lock = threading.Lock()
         self._watcher: Watcher | None = None
+        self._logs: KubeletLogServer | None = None
 
     # -- lifecycle -----------------------------------------------------------
 
@@ -89,7 +93,9 @@ class PodRunner:
         api = Api(self.kubeconfig)
         self.root.mkdir(parents=True, exist_ok=True)
         resources = capacity(self.root)
-        register_node(api, self.node_name, self.host_ip, resources)
+        pki = self.root / "kubelet-pki"
+        self._logs = KubeletLogServer(self.root / "pods", pki, self.ca_file, self.host_ip).start()
+        register_node(api, self.node_name, self.host_ip, resources, self._logs.port)
         events = EventRecorder(api, self.node_name)
         claims = ClaimManager(
             api,
@@ -144,8 +150,17 @@ class PodRunner:
             supervisor.join(ctx.stop_grace + 10.0)
         ctx.events.stop()
         ctx.api.close()
+        if self._logs is not None:
+            self._logs.stop()
+            self._logs = None
 
     # -- helpers for tests and the demo ----------------------------------------
+
+    @property
+    def kubelet_port(self) -> int:
+        """The port of the ``containerLogs`` endpoint, as the Node publishes it."""
+        assert self._logs is not None, "the runner is not started"
+        return self._logs.port
 
     def pod_dir(self, namespace: str, name: str, uid: str) -> Path:
         """Where a pod instance's rootfs/, volumes/, home/ and logs/ are."""

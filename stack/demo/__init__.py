@@ -1,0 +1,27 @@
+"""``segue stack demo``: the main job as a live show on the local stack.
+
+Segue is installed with its chart, WordCount from examples/ runs on prefilled state
+under steady input, and a script of steps acts on it (``kubectl scale`` 2 -> 6 -> 3, a
+pod killed, the input's partitions doubled, a burst an HPA reacts to) while a live
+view shows each pod's tasks, restores and handovers. At the end: an HTML report with
+PNG timelines and one JSON line (docs/demo.md).
+
+Module map: ``show`` runs it all (stack, install, input, script, report, Ctrl-C);
+``cluster`` installs and acts (the ``steps.Stage``); ``steps`` is the script;
+``monitor`` watches; ``tally`` counts records and measures pauses; ``view`` draws;
+``report`` writes the HTML and PNGs. ``steps`` and ``tally`` are what a soak run
+reuses.
+
+The stack distribution is only ever installed editable from a checkout, so the
+repository's own test helpers (``tests.operator.e2e``: the steady input, the
+balanced check) are importable from its root, which is put on ``sys.path`` here.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+if (REPO / "tests" / "operator" / "e2e.py").exists() and str(REPO) not in sys.path:
+    sys.path.append(str(REPO))
