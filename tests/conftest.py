@@ -72,6 +72,14 @@ def kafka(tmp_path_factory: pytest.TempPathFactory, binaries: Binaries) -> Itera
     broker.stop()
 
 
+@pytest.fixture
+def broker(tmp_path: Path, binaries: Binaries) -> Iterator[KafkaBroker]:
+    """A broker of the test's own, for a test that stops and restarts it."""
+    own = _started(KafkaBroker(tmp_path / "kafka", binaries), "Kafka")
+    yield own
+    own.stop()
+
+
 @pytest.fixture(scope="session")
 def kafka_sasl(kafka: KafkaBroker) -> SaslLogin:
     """The session broker's SASL listener and the one user who may log in there."""

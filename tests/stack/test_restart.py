@@ -27,14 +27,6 @@ STOP_BOUND = 10.0  # the apiserver's stop: SIGTERM, SIGKILL after a 3 s grace
 
 
 @pytest.fixture
-def broker(tmp_path: Path, binaries: Binaries) -> Iterator[KafkaBroker]:
-    own = KafkaBroker(tmp_path / "kafka", binaries)
-    own.start()
-    yield own
-    own.stop()
-
-
-@pytest.fixture
 def plane(tmp_path: Path, binaries: Binaries) -> Iterator[KubeControlPlane]:
     own = KubeControlPlane(tmp_path / "kube", binaries)
     try:

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +27,6 @@ import pytest
 from confluent_kafka import Producer
 
 from segue.stack import KafkaBroker
-from segue.stack.paths import Binaries
 from segue.worker.watchdog import EXIT_STUCK
 
 from .harness import WorkerProcess, create_topics, read_committed
@@ -40,14 +38,6 @@ BOUND = 3.0  # --kafka-call-bound: seconds any Kafka call may block before 503
 DOWNTIME = 5.0  # seconds the broker stays stopped (the 5-second restart)
 UNHEALTHY_WITHIN = BOUND + 5.0  # the bound, plus the stop itself and polling
 RECOVERED_WITHIN = 30.0  # seconds from the broker serving again to healthy + processing
-
-
-@pytest.fixture
-def broker(tmp_path: Path, binaries: Binaries) -> Iterator[KafkaBroker]:
-    own = KafkaBroker(tmp_path / "kafka", binaries)
-    own.start()
-    yield own
-    own.stop()
 
 
 def _processed(worker: WorkerProcess, tasks: list[str]) -> float:
