@@ -7,7 +7,9 @@ releases the GIL), then the changelog end offsets are measured (the restore
 target: after the fence the old owner's open transaction is aborted), and one
 ``committed()`` call reads where every task resumes its input, under the
 application's group. Offsets read after the fence are stable: nobody else can
-commit for these tasks any more. Clients' metadata for the topics involved is
+commit for these tasks any more, so the read is a plain offset fetch
+(``kafka.offsets_consumer_config`` says why not a KIP-447 stable one). Clients'
+metadata for the topics involved is
 refreshed first, so a first assignment does not wait for librdkafka's periodic
 topic scan (up to a second).
 

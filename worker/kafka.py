@@ -11,10 +11,11 @@
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Iterable
 from typing import Any
 
-from confluent_kafka import IsolationLevel, KafkaError, KafkaException, TopicPartition
+from confluent_kafka import IsolationLevel, KafkaError, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient
 from confluent_kafka.admin._listoffsets import OffsetSpec
 from confluent_kafka.cimpl import NewTopic
@@ -35,7 +36,10 @@ CLOSE_TIMEOUT = 30.0  # Producer.close() aborts an open transaction and flushes 
 # after 3 s and the task restarts from its last commit: nothing lost or doubled.
 COMMIT_TIMEOUT = 3.0
 COMMIT_GRACE = 2.0
-ABORT_TIMEOUT = 10.0
+# Aborting is a courtesy: a task whose abort fails restarts with a fresh producer
+# whose init_transactions aborts the transaction anyway. So it gets no longer than a
+# commit (with 10 s, an owner left hanging by a broker restart held the loop 10 s).
+ABORT_TIMEOUT = 3.0
 
 FENCED_CODES = {
     KafkaError._FENCED,
@@ -60,6 +64,25 @@ def input_consumer_config(
         "queued.max.messages.kbytes": 16384,
     }
     config.update(extra)
+    return config
+
+
+def offsets_consumer_config(
+    bootstrap: str, application_id: str, extra: dict[str, Any]
+) -> dict[str, Any]:
+    """The consumer that reads where starting tasks resume (``fencing``): never assigned,
+    and read_uncommitted, so its ``committed()`` is a plain offset fetch, not a stable
+    one (KIP-447's require_stable, which read_committed asks for).
+
+    A task reads its offsets after its own ``init_transactions``, which returns only
+    once its previous transaction is complete, and only its own transactional id ever
+    commits its input offsets: no commit of them can be pending, the stable fetch adds
+    nothing (Kafka Streams' per-task producers relied on the same before KIP-447). And
+    it can wait for good: after a broker restart the group coordinator (Kafka 4.3)
+    kept a finished transaction's offsets pending, and a restarted worker's tasks never
+    started (tests/faults/test_restart.py, docs/reliability.md)."""
+    config = input_consumer_config(bootstrap, application_id, extra)
+    config["isolation.level"] = "read_uncommitted"
     return config
 
 
@@ -91,6 +114,26 @@ def is_fenced(error: KafkaError) -> bool:
     """Fenced, or any fatal producer error (for a transactional producer that is
     almost always a fence, and retrying would fence the new owner in turn)."""
     return bool(error.fatal()) or error.code() in FENCED_CODES
+
+
+def close_aside(producer: Producer, task_id: str) -> None:
+    """Close ``producer`` on a thread of its own, so the main loop goes on.
+
+    After a broker restart librdkafka was seen to keep a transactional producer's
+    coordinator request queued for good (abort_transaction timing out again and
+    again); its ``close()`` then blocks up to its own abort and flush timeouts, and
+    the task, with every other task of the worker, stood still 35 s. Nothing needs
+    this producer closed first: the task's next producer fences it with
+    ``init_transactions``, after which the broker refuses its writes.
+    ``close()`` releases the GIL."""
+
+    def run() -> None:
+        try:
+            producer.close()
+        except (KafkaException, RuntimeError) as exc:
+            log.debug("task %s: closing its broken producer: %s", task_id, exc)
+
+    threading.Thread(target=run, name=f"close-{task_id}", daemon=True).start()
 
 
 class Admin:

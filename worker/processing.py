@@ -41,6 +41,7 @@ class Processing:
         member: str,
         *,
         consumer: Consumer,
+        offsets: Consumer,
         restoration: Restoration,
         producer_factory: Callable[[str], Producer],
         exactly_once: bool,
@@ -50,6 +51,7 @@ class Processing:
         self.application_id = application_id
         self.member = member
         self.consumer = consumer
+        self.offsets = offsets  # reads where fenced tasks resume (kafka.offsets_consumer_config)
         self.restoration = restoration
         self.producer_factory = producer_factory
         self.exactly_once = exactly_once
@@ -99,7 +101,7 @@ class Processing:
             factory=self.producer_factory,
             exactly_once=self.exactly_once,
             watermarks=self.restoration.watermarks,
-            consumer=self.consumer,
+            consumer=self.offsets,
         )
         for task, outcome in zip(pending, outcomes, strict=True):
             if isinstance(outcome, KafkaException) and is_fenced(outcome.args[0]):

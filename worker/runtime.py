@@ -56,6 +56,9 @@ class Worker:
         consumer = Consumer(
             kafka.input_consumer_config(config.bootstrap_servers, self.application_id, extra)
         )
+        offsets = Consumer(
+            kafka.offsets_consumer_config(config.bootstrap_servers, self.application_id, extra)
+        )
         restore_consumer = Consumer(
             restore_consumer_config(config.bootstrap_servers, self.application_id, extra)
         )
@@ -74,14 +77,17 @@ class Worker:
             self.member,
             layout=self.layout,
             consumer=consumer,
+            offsets=offsets,
             restorer=self.restorer,
             producer_factory=producer_for,
             exactly_once=exactly_once,
             commit_interval=config.commit_interval_ms / 1000.0,
             fence_delay=config.fence_delay_ms / 1000.0,
             resolve=self._resolve_now,
+            failed=lambda: self.metrics.publish(report.snapshot(self)),
         )
         self.consumer = consumer
+        self.offsets = offsets
         self.generation: int | None = None
         self._expansions: Mapping[int, Expansion] = {}  # the applied generation's
         self._pending: AssignmentDocument | None = None
@@ -283,7 +289,7 @@ class Worker:
         )
         self.tasks.shutdown(deadline)
         self.metrics.publish(report.snapshot(self))
-        for consumer in (self.consumer, self.restorer.consumer):
+        for consumer in (self.consumer, self.offsets, self.restorer.consumer):
             try:
                 with bounded("close", kafka.CLOSE_TIMEOUT):  # takes no timeout
                     consumer.close()

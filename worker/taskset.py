@@ -51,12 +51,14 @@ class TaskSet:
         *,
         layout: StateLayout,
         consumer: Consumer,
+        offsets: Consumer,
         restorer: Restorer,
         producer_factory: Callable[[str], Producer],
         exactly_once: bool,
         commit_interval: float,
         fence_delay: float = 0.0,
         resolve: Resolver | None = None,
+        failed: Callable[[], None] | None = None,
     ) -> None:
         self.fence_delay = fence_delay
         self._tasks: dict[str, Task] = {}
@@ -72,11 +74,13 @@ class TaskSet:
             self._restoration,
             lambda task, commit: self._processing.deactivate(task, commit=commit),
             resolve,
+            failed,
         )
         self._processing = Processing(
             application_id,
             member,
             consumer=consumer,
+            offsets=offsets,
             restoration=self._restoration,
             producer_factory=producer_factory,
             exactly_once=exactly_once,

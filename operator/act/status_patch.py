@@ -40,6 +40,7 @@ def memory_from_status(status: StreamAppStatus | None) -> Memory:
         handovers={t: Tracked(h.to, from_timestamp(h.since)) for t, h in scaling.handovers.items()},
         forced_at=from_timestamp(scaling.forced_at) if scaling.forced_at else None,
         rolling={k: from_timestamp(v) for k, v in scaling.rolling.items()},
+        refenced={k: from_timestamp(v) for k, v in scaling.refenced.items()},
         last_scale=(
             from_timestamp(status.last_scale_time) if status and status.last_scale_time else None
         ),
@@ -106,6 +107,7 @@ def build_status(
             },
             forced_at=to_timestamp(memory.forced_at) if memory.forced_at is not None else None,
             rolling={k: to_timestamp(v) for k, v in memory.rolling.items()},
+            refenced={k: to_timestamp(v) for k, v in memory.refenced.items()},
         ),
         autoscaling=autoscaling or (previous.autoscaling if previous else None),
     )

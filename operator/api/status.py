@@ -135,6 +135,9 @@ class ScalingMemory(StatusModel):
     """When a scale-down last hit its timeout and deleted pods before their tasks were warm."""
     rolling: dict[str, Timestamp] = {}
     """Pods being restarted onto a new template and when each started handing over."""
+    refenced: dict[str, Timestamp] = {}
+    """Tasks published again because their owner reported them fenced, and when; a task
+    fenced again is published again only 30 s after that."""
 
 
 class AutoscalingStatus(StatusModel):

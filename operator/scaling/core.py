@@ -31,7 +31,7 @@ from .model import (
     World,
 )
 from .placement import build_request, cheapest_to_remove, lags, place
-from .publication import publication
+from .publication import publication, refence
 from .rollout import Rollout, handing_over, plan_rollout, restart_events, restarts
 from .roster import Roster, plan_roster
 
@@ -79,6 +79,7 @@ def decide(world: World) -> Plan:
     )
 
     departed = _departures(world, roster, placed, forced) if placed is not None else []
+    fenced = refence(world)
     publish, document, departed = publication(
         world,
         placed=placed,
@@ -86,6 +87,7 @@ def decide(world: World) -> Plan:
         departed=departed,
         inventory=inventory,
         degradations=degradations,
+        refence_due=bool(fenced.due),
     )
     for m in departed:
         roster.leaving.pop(m, None)
@@ -101,6 +103,7 @@ def decide(world: World) -> Plan:
     handovers, done, moved = track_handovers(world, publish, in_force)
     if publish is not None:
         events += publish_events(published, publish, moved)
+        events += fenced.events(publish.generation)
     memory = Memory(
         joining=dict(roster.joining),
         leaving=dict(roster.leaving),
@@ -109,6 +112,7 @@ def decide(world: World) -> Plan:
         forced_at=now if forced else world.memory.forced_at,
         last_scale=now if roster.scaled else world.memory.last_scale,
         rolling=rollout.rolling,
+        refenced=fenced.memory(world, publish is not None),
     )
     facts = _facts(
         world,
@@ -128,6 +132,7 @@ def decide(world: World) -> Plan:
     deadlines = [*roster.deadlines]
     deadlines += [t + policy.scale_down_timeout for t in memory.leaving.values()]
     deadlines += [t + policy.registration_timeout for t in memory.absent.values()]
+    deadlines += fenced.held.values()
     return Plan(
         publish=publish,
         document=document,

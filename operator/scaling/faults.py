@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from segue.assignor.ids import member_sort_key
+from segue.protocol.reports import TaskErrorReason
 from segue.protocol.tasks import task_sort_key
 
 from .inventory import Degradation
@@ -50,11 +51,14 @@ def fault_degradations(faults: Mapping[str, Mapping[str, TaskFault]]) -> list[De
             shown = ", ".join(tasks[:LISTED])
             more = f" and {len(tasks) - LISTED} more" if len(tasks) > LISTED else ""
             parts.append(f"{m} ({shown}{more})")
+        then = (
+            "Segue publishes them again so their owner starts them afresh"
+            if reason == TaskErrorReason.FENCED
+            else "the workers retry them and they resume once the cause is fixed"
+        )
         out.append(
             Degradation(
-                reason,
-                f"tasks cannot run on {'; '.join(parts)}: {messages[reason]}; "
-                "the workers retry them and they resume once the cause is fixed",
+                reason, f"tasks cannot run on {'; '.join(parts)}: {messages[reason]}; {then}"
             )
         )
     return out

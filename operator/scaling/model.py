@@ -107,6 +107,7 @@ class Memory:
     forced_at: float | None = None  # the last scale-down that hit its timeout
     last_scale: float | None = None  # when the last scale action started (status.lastScaleTime)
     rolling: Mapping[str, float] = field(default_factory=dict)  # member -> handing over since
+    refenced: Mapping[str, float] = field(default_factory=dict)  # task -> published again at
 
 
 @dataclass(frozen=True)

@@ -3,6 +3,8 @@ member in the status, no wait on a learner that restores nothing, recovery once 
 
 from __future__ import annotations
 
+import itertools
+
 from segue.operator.scaling import TaskFault
 
 from .sim import Sim
@@ -107,3 +109,40 @@ def test_a_task_fenced_on_its_owner_is_published_again_once_no_worker_is_behind(
     sim.pods[owner].faults.clear()  # started afresh: running
     sim.run()
     assert sim.published.generation == before.generation + 1  # once, not again
+
+
+def test_a_task_fenced_again_and_again_is_published_again_at_most_every_backoff() -> None:
+    """A zombie that keeps fencing the rightful owner costs one generation per
+    ``REFENCE_BACKOFF``, not one per step; Degraded names the task and its member all
+    along, and a TaskFenced warning says each time it was published again."""
+    from segue.operator.scaling.publication import REFENCE_BACKOFF
+
+    sim = Sim(replicas=2)
+    sim.run()
+    assert sim.published is not None
+    owner, roles = sim.owners()["0_0"], dict(sim.published.members)
+    sim.pods[owner].faults["0_0"] = FENCED  # and it stays so: fenced again each time
+    start = sim.now
+    generations: list[tuple[float, int]] = []
+    warnings: list[str] = []
+    while sim.now - start < 2.5 * REFENCE_BACKOFF:
+        plan = sim.step()
+        if plan.publish is not None:
+            generations.append((sim.now - start, plan.publish.generation))
+        warnings += [e.message for e in plan.events if e.reason == "TaskFenced"]
+        condition = plan.assessment.condition("Degraded")
+        assert (condition.status, condition.reason) == ("True", "Fenced")
+        assert f"{owner} (0_0)" in condition.message
+    assert len(generations) == 3, generations  # at once, after 30 s, after 60 s
+    gaps = [b[0] - a[0] for a, b in itertools.pairwise(generations)]
+    assert all(gap >= REFENCE_BACKOFF for gap in gaps), gaps
+    assert len(warnings) == 3
+    assert f"0_0 was fenced on {owner}" in warnings[0]
+    assert dict(sim.published.members) == roles  # the same roles each time
+
+    # The zombie is gone: the owner starts it afresh and no generation follows.
+    sim.pods[owner].faults.clear()
+    last = sim.published.generation
+    sim.run()
+    assert sim.published.generation == last
+    assert degraded(sim) == ("False", "AsExpected")
