@@ -141,16 +141,19 @@ class Actor:
 
     def refuse(self, target: Target, reason: str, message: str, now: float) -> None:
         """Nothing can be decided: say why in ``Degraded`` (and once as a Warning event),
-        and leave everything running as it is."""
+        and leave everything running as it is. The other conditions stay as last written
+        (the app keeps running on what was decided before): a merge patch replaces the
+        whole list, so it is sent whole."""
         try:
             before = StreamAppStatus.model_validate(target.raw_status or {}).conditions
         except ValueError:
             before = None
         old = find_condition(before, "Degraded")
-        degraded = Condition("Degraded", "True", reason, message)
-        status = StreamAppStatus(
-            phase="Degraded", conditions=[condition(degraded, old, target.generation, now)]
+        degraded = condition(
+            Condition("Degraded", "True", reason, message), old, target.generation, now
         )
+        kept = [c for c in before or [] if c.type != "Degraded"]
+        status = StreamAppStatus(phase="Degraded", conditions=[*kept, degraded])
         self._patch_status(target, {"status": status.model_dump(mode="json", exclude_none=True)})
         if old is None or (old.status, old.reason, old.message) != ("True", reason, message):
             self.recorder.post(

@@ -73,6 +73,9 @@ def test_a_bad_edit_is_refused_and_the_app_keeps_running_on_its_last_good_spec(
         assert f"spec.template.env[{len(good_env)}]" in message, message
         assert "value or valueFrom" in message, message
         assert ("InvalidSpec", message) in apps.events(NAME)
+        # The other conditions stay as last decided (the app is still balanced).
+        conditions = {c["type"]: c for c in apps.get(NAME)["status"]["conditions"]}
+        assert conditions["Balanced"]["status"] == "True", conditions
         # The app keeps running on its last good spec: every task commits after the
         # edit, and no pod is replaced or restarted.
         kept_going = run.resumed(edited)
