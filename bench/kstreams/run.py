@@ -27,7 +27,8 @@ from typing import Any
 from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
 from bench.operator.cluster import new_namespace, operator_stack
-from tests.operator.e2e import SteadyInput, exact_counts, wait_for
+from segue.stack.apps import SteadyInput
+from tests.operator.e2e import exact_counts, wait_for
 from tests.operator.test_e2e_scaling import PARTITIONS
 from tests.worker.harness import create_topics, produce
 

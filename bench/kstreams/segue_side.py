@@ -18,7 +18,8 @@ from typing import Any
 from segue.operator.api import GROUP, PLURAL, VERSION
 from segue.operator.observe.scrape import ScrapeError, WorkerReport, scrape
 from segue.protocol.names import DEFAULT_METRICS_PORT
-from tests.operator.e2e import Apps, OperatorProcess
+from segue.stack.apps import Apps
+from tests.operator.e2e import OperatorProcess
 from tests.operator.test_e2e_scaling import wordcount
 
 from .events import STATEFUL

@@ -33,8 +33,9 @@ from typing import Any
 from confluent_kafka import Producer
 
 from bench.operator.cluster import new_namespace, operator_stack
+from segue.stack.apps import Apps
 from segue.stack.localstack import LocalStack
-from tests.operator.e2e import Apps, OperatorProcess, streamapp, wait_for, worker_command
+from tests.operator.e2e import OperatorProcess, streamapp, wait_for, worker_command
 from tests.worker.harness import create_topics, json_values, read_committed
 from tests.worker.scenarios import SteadyProducer, check_exact
 

@@ -28,8 +28,9 @@ from bench.operator.cluster import ROOT, new_namespace, operator_stack
 from bench.operator.scaling import handover_pauses, prefill
 from bench.soak.memory import RssSampler, plot
 from bench.soak.plan import Event, lost_and_duplicated, percentile, schedule
+from segue.stack.apps import Apps
 from segue.stack.localstack import LocalStack
-from tests.operator.e2e import Apps, OperatorProcess, streamapp, wait_for, worker_command
+from tests.operator.e2e import OperatorProcess, streamapp, wait_for, worker_command
 from tests.worker.harness import create_topics, json_values, read_committed
 from tests.worker.scenarios import SteadyProducer
 

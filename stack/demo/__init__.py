@@ -11,17 +11,4 @@ Module map: ``show`` runs it all (stack, install, input, script, report, Ctrl-C)
 ``monitor`` watches; ``tally`` counts records and measures pauses; ``view`` draws;
 ``report`` writes the HTML and PNGs. ``steps`` and ``tally`` are what a soak run
 reuses.
-
-The stack distribution is only ever installed editable from a checkout, so the
-repository's own test helpers (``tests.operator.e2e``: the steady input, the
-balanced check) are importable from its root, which is put on ``sys.path`` here.
 """
-
-from __future__ import annotations
-
-import sys
-from pathlib import Path
-
-REPO = Path(__file__).resolve().parents[2]
-if (REPO / "tests" / "operator" / "e2e.py").exists() and str(REPO) not in sys.path:
-    sys.path.append(str(REPO))

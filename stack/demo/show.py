@@ -12,7 +12,6 @@ check that none is left.
 
 from __future__ import annotations
 
-import importlib
 import json
 import signal
 import time
@@ -22,6 +21,7 @@ from typing import Any
 
 from kubernetes import config
 
+from segue.stack.apps import Apps, text_input
 from segue.stack.demo import steps as script
 from segue.stack.demo.cluster import APP, INPUT, OUTPUT, WORDS, Cluster, produce_lines
 from segue.stack.demo.monitor import Monitor
@@ -30,9 +30,6 @@ from segue.stack.demo.tally import OutputReader, merge, pauses, summary
 from segue.stack.demo.view import LiveView, PlainView, is_terminal
 from segue.stack.localstack import LocalStack
 
-# The repository's test helpers (segue.stack.demo says why they are importable), as
-# Any: they are checked with the tests, not with the stack.
-e2e: Any = importlib.import_module("tests.operator.e2e")
 NAMESPACE = "demo"
 
 
@@ -72,7 +69,7 @@ def run(options: Options) -> int:
             flush=True,
         )
         api: Any = config.new_client_from_config(config_file=str(kubeconfig))  # type: ignore[no-untyped-call]
-        apps = e2e.Apps(api, NAMESPACE)
+        apps = Apps(api, NAMESPACE)
         cluster = Cluster(
             api, kubeconfig, bootstrap, NAMESPACE, settle_timeout=options.settle_timeout
         )
@@ -127,7 +124,7 @@ def _show(
         cluster.settle(2)
         _wait(lambda: output.count() >= options.prefill, options.settle_timeout, "prefill output")
         say(f"2 pods balanced, prefilled state counted; steady input at {options.rate:.0f}/s")
-        producer = e2e.text_input(cluster.bootstrap, INPUT, WORDS, options.rate)
+        producer = text_input(cluster.bootstrap, INPUT, WORDS, options.rate)
         producer.start()
         parts.append(producer)
         for i, step in enumerate(options.steps, 1):

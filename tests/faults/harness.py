@@ -24,7 +24,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from tests.operator.e2e import Apps, OperatorProcess, SteadyInput, wait_for
+from segue.stack.apps import Apps, SteadyInput
+from tests.operator.e2e import OperatorProcess, wait_for
 from tests.operator.test_e2e_scaling import assert_exact, merge, running, wordcount
 
 from .owners import METRICS_PORT, Owners, running_actives
@@ -86,6 +87,15 @@ class FaultRun:
         stall, where = self.progress.longest_stall()
         assert stall < bound, f"{where} committed nothing for {stall:.1f}s"
         return stall
+
+    def measured(self) -> str:
+        """The tail of every fault test's printed line: the longest stall, the lines
+        sent, the owner overlaps seen (docs/reliability.md quotes these)."""
+        stall, where = self.progress.longest_stall()
+        return (
+            f"longest stall {stall:.1f}s ({where}); {sum(self.sent.values())} lines; "
+            f"owner overlaps: {self.owners.summary()}"
+        )
 
     def finish(self) -> None:
         """Stop the input and the watchers; assert the exact counts and one owner."""

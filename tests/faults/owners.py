@@ -10,7 +10,7 @@ import time
 from dataclasses import dataclass, replace
 
 from segue.operator.observe.scrape import ScrapeError, WorkerReport, scrape
-from tests.operator.e2e import Apps
+from segue.stack.apps import Apps
 
 METRICS_PORT = 9400  # the worker's default; the suite's StreamApps keep it
 

@@ -18,7 +18,8 @@ from typing import Any
 
 import pytest
 
-from tests.operator.e2e import Apps, OperatorProcess, wait_for
+from segue.stack.apps import Apps
+from tests.operator.e2e import OperatorProcess, wait_for
 from tests.operator.test_crd import kubectl  # noqa: F401  (fixture)
 from tests.operator.test_e2e_health import degraded
 

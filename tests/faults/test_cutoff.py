@@ -23,7 +23,8 @@ from typing import Any
 import pytest
 
 from segue.operator.observe.scrape import WorkerReport, scrape
-from tests.operator.e2e import Apps, OperatorProcess, wait_for
+from segue.stack.apps import Apps
+from tests.operator.e2e import OperatorProcess, wait_for
 
 from .harness import NAME, container_pid, start
 from .owners import METRICS_PORT, running_actives

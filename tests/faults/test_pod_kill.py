@@ -17,7 +17,8 @@ from typing import Any
 
 import pytest
 
-from tests.operator.e2e import Apps, OperatorProcess, wait_for
+from segue.stack.apps import Apps
+from tests.operator.e2e import OperatorProcess, wait_for
 
 from .harness import NAME, scaling_up, sigkill
 
@@ -60,12 +61,10 @@ def test_sigkill_a_learner_mid_restore_and_an_active_owner(
         balanced = run.balanced(4, timeout=240)
     finally:
         run.stop()
-    stall, where = run.progress.longest_stall()
     print(
         f"\nSIGKILL learner {learner}: every task committing {learner_resumed:.1f}s later; "
         f"SIGKILL active owner {owner} (learners still restoring: {still_learning}): every "
         f"task committing {owner_resumed:.1f}s later; balanced at 4 {balanced:.1f}s after; "
-        f"longest stall {stall:.1f}s ({where}); {sum(run.sent.values())} lines; "
-        f"owner overlaps: {run.owners.summary()}"
+        f"{run.measured()}"
     )
     run.finish()

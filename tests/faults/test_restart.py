@@ -30,7 +30,8 @@ from typing import Any
 
 import pytest
 
-from tests.operator.e2e import Apps, OperatorProcess
+from segue.stack.apps import Apps
+from tests.operator.e2e import OperatorProcess
 
 from .harness import outage, scaling_up
 
@@ -53,11 +54,9 @@ def test_restart_mid_scale_up(  # noqa: PLR0917 (fixtures)
         balanced = run.balanced(4, timeout=240)
     finally:
         run.stop()
-    stall, where = run.progress.longest_stall()
     print(
         f"\n{component} restart mid-scale: {down}; every task committing again "
         f"{resumed:.1f}s after it served; balanced at 4 {balanced:.1f}s later; "
-        f"longest stall {stall:.1f}s ({where}); {sum(run.sent.values())} lines; "
-        f"owner overlaps: {run.owners.summary()}"
+        f"{run.measured()}"
     )
     run.finish()

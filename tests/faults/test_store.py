@@ -29,7 +29,8 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from segue.operator.observe.scrape import ScrapeError, WorkerReport, scrape
 from segue.protocol import reports
-from tests.operator.e2e import Apps, OperatorProcess, wait_for
+from segue.stack.apps import Apps
+from tests.operator.e2e import OperatorProcess, wait_for
 
 from .harness import METRICS_PORT, NAME, FaultRun, running_actives, sigkill, start
 

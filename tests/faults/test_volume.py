@@ -25,7 +25,8 @@ from typing import Any
 
 import pytest
 
-from tests.operator.e2e import Apps, OperatorProcess, wait_for
+from segue.stack.apps import Apps
+from tests.operator.e2e import OperatorProcess, wait_for
 from tests.operator.test_e2e_health import degraded
 
 from .harness import NAME, container_pid, running_actives, start

@@ -21,8 +21,9 @@ from kubernetes import client
 from segue.operator.api import GROUP, PLURAL, VERSION
 from segue.operator.api.names import PUBLISHED_BY
 from segue.protocol.names import assignment_configmap
+from segue.stack.apps import Apps, text_input
 from segue.stack.paths import Binaries
-from tests.operator.e2e import Apps, text_input, wait_for
+from tests.operator.e2e import wait_for
 from tests.operator.test_e2e_scaling import assert_exact, merge, prefill, wordcount
 
 from .conftest import CHART, helm

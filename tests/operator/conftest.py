@@ -11,8 +11,9 @@ from typing import Any
 import pytest
 
 from segue.operator.api import API_VERSION, KIND
+from segue.stack.apps import Apps
 
-from .e2e import Apps, OperatorProcess
+from .e2e import OperatorProcess
 
 _MINIMAL_SPEC: dict[str, Any] = {
     "applicationId": "streams-wordcount",

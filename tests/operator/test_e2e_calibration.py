@@ -48,9 +48,10 @@ from segue.pipeline.recorded import to_scenarios
 from segue.pipeline.scenario import ScaleTo
 from segue.pipeline.simulate import simulate
 from segue.protocol.history import HistoryRecord
+from segue.stack.apps import Apps
 from tests.worker.harness import create_topics, produce, read_committed
 
-from .e2e import Apps, OperatorProcess, wait_for
+from .e2e import OperatorProcess, wait_for
 from .test_e2e_scaling import diagnose, wordcount
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(600)]

@@ -16,8 +16,9 @@ from kubernetes import client, watch
 from segue.operator.api.names import PUBLISHED_BY
 from segue.protocol.document import GENERATION_KEY
 from segue.protocol.names import assignment_configmap
+from segue.stack.apps import Apps
 
-from .e2e import Apps, OperatorProcess, wait_for
+from .e2e import OperatorProcess, wait_for
 from .test_e2e_scaling import assert_exact, diagnose, merge, running, wordcount
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(600)]

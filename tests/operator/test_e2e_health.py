@@ -8,9 +8,10 @@ from typing import Any
 
 import pytest
 
+from segue.stack.apps import Apps, text_input
 from tests.worker.harness import create_topics
 
-from .e2e import Apps, OperatorProcess, text_input, wait_for
+from .e2e import OperatorProcess, wait_for
 from .test_e2e_scaling import PARTITIONS, assert_exact, diagnose, merge, prefill, wordcount
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(600)]

@@ -22,12 +22,13 @@ from typing import Any
 import pytest
 from kubernetes import client
 
+from segue.stack.apps import Apps, keyed_input
 from segue.stack.process import free_port
 from tests.metricsapi.aggregation import metric_path, provider_certs, registered, through_apiserver
 from tests.worker.harness import create_topics, read_committed
 from tests.worker.scenarios import check_exact
 
-from .e2e import Apps, OperatorProcess, keyed_input, streamapp, wait_for, worker_command
+from .e2e import OperatorProcess, streamapp, wait_for, worker_command
 from .test_e2e_scaling import diagnose
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(900)]

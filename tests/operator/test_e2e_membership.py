@@ -15,10 +15,11 @@ from typing import Any
 import pytest
 from confluent_kafka.admin import AdminClient, NewPartitions
 
+from segue.stack.apps import Apps, keyed_input
 from tests.worker.harness import create_topics, read_committed
 from tests.worker.scenarios import check_exact
 
-from .e2e import Apps, OperatorProcess, keyed_input, streamapp, wait_for, worker_command
+from .e2e import OperatorProcess, streamapp, wait_for, worker_command
 from .test_e2e_scaling import diagnose
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(600)]

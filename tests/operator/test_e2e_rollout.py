@@ -15,10 +15,11 @@ import pytest
 
 from segue.operator.api import GROUP, PLURAL, VERSION
 from segue.operator.api.names import TEMPLATE_HASH_LABEL
+from segue.stack.apps import Apps, keyed_input
 from tests.worker.harness import json_values, read_committed
 from tests.worker.scenarios import check_exact
 
-from .e2e import Apps, OperatorProcess, keyed_input, wait_for
+from .e2e import OperatorProcess, wait_for
 from .test_e2e_membership import tally
 from .test_e2e_scaling import diagnose
 

@@ -13,17 +13,10 @@ import pytest
 
 from segue.operator.api import GROUP, PLURAL, VERSION
 from segue.operator.api.status import ScalingMemory, from_timestamp
+from segue.stack.apps import Apps, text_input
 from tests.worker.harness import create_topics, read_committed
 
-from .e2e import (
-    Apps,
-    OperatorProcess,
-    exact_counts,
-    streamapp,
-    text_input,
-    wait_for,
-    worker_command,
-)
+from .e2e import OperatorProcess, exact_counts, streamapp, wait_for, worker_command
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(600)]
 PARTITIONS = 6

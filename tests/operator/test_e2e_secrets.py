@@ -22,9 +22,10 @@ from kubernetes import client
 
 from segue.protocol import decode_configmap
 from segue.protocol.names import assignment_configmap, kafka_env_name
+from segue.stack.apps import Apps
 from tests.conftest import SaslLogin
 
-from .e2e import Apps, OperatorProcess, wait_for
+from .e2e import OperatorProcess, wait_for
 from .test_e2e_scaling import assert_exact, merge, running, wordcount
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(600)]

@@ -14,8 +14,9 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from segue.operator.autoscale import WINDOW_SECONDS
+from segue.stack.apps import Apps, text_input
 
-from .e2e import Apps, OperatorProcess, text_input, wait_for
+from .e2e import OperatorProcess, wait_for
 from .test_e2e_scaling import diagnose, wordcount
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(400)]

@@ -17,9 +17,10 @@ from prometheus_client.parser import text_string_to_metric_families
 from segue.operator.observe.scrape import http_get
 from segue.protocol.names import DEFAULT_METRICS_PORT, METRICS_PATH, changelog_topic
 from segue.protocol.reports import RECORDS_RESTORED
+from segue.stack.apps import Apps, text_input
 from tests.worker.harness import produce
 
-from .e2e import Apps, OperatorProcess, text_input, wait_for
+from .e2e import OperatorProcess, wait_for
 from .test_e2e_scaling import PARTITIONS, assert_exact, diagnose, merge, prefill, wordcount
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(600)]
