@@ -99,6 +99,7 @@ _FULL_STATUS: dict[str, Any] = {
         "handovers": {"1_2": {"to": "wordcount-2", "since": "2025-01-31T12:00:05.5+01:00"}},
         "forcedAt": "2025-01-31T11:00:00Z",
         "rolling": {"wordcount-1": "2025-01-31T12:00:03Z"},
+        "refenced": {"0_3": "2025-01-31T12:00:04Z"},
     },
     "autoscaling": {
         "observedAt": "2025-01-31T12:00:04Z",
