@@ -285,7 +285,7 @@ class ActiveTask:
         self.ctx.outgoing.clear()
         if self.in_txn and self.exactly_once:
             try:
-                with bounded("abort_transaction", ABORT_TIMEOUT, COMMIT_GRACE):
+                with bounded("abort_transaction", ABORT_TIMEOUT):
                     self.producer.abort_transaction(ABORT_TIMEOUT)
             except KafkaException as exc:
                 log.warning("task %s: abort_transaction failed: %s", self.task_id, exc)

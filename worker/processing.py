@@ -41,7 +41,6 @@ class Processing:
         member: str,
         *,
         consumer: Consumer,
-        offsets: Consumer,
         restoration: Restoration,
         producer_factory: Callable[[str], Producer],
         exactly_once: bool,
@@ -51,7 +50,6 @@ class Processing:
         self.application_id = application_id
         self.member = member
         self.consumer = consumer
-        self.offsets = offsets  # reads where fenced tasks resume (kafka.offsets_consumer_config)
         self.restoration = restoration
         self.producer_factory = producer_factory
         self.exactly_once = exactly_once
@@ -101,7 +99,7 @@ class Processing:
             factory=self.producer_factory,
             exactly_once=self.exactly_once,
             watermarks=self.restoration.watermarks,
-            consumer=self.offsets,
+            consumer=self.consumer,
         )
         for task, outcome in zip(pending, outcomes, strict=True):
             if isinstance(outcome, KafkaException) and is_fenced(outcome.args[0]):

@@ -56,9 +56,6 @@ class Worker:
         consumer = Consumer(
             kafka.input_consumer_config(config.bootstrap_servers, self.application_id, extra)
         )
-        offsets = Consumer(
-            kafka.offsets_consumer_config(config.bootstrap_servers, self.application_id, extra)
-        )
         restore_consumer = Consumer(
             restore_consumer_config(config.bootstrap_servers, self.application_id, extra)
         )
@@ -77,7 +74,6 @@ class Worker:
             self.member,
             layout=self.layout,
             consumer=consumer,
-            offsets=offsets,
             restorer=self.restorer,
             producer_factory=producer_for,
             exactly_once=exactly_once,
@@ -87,7 +83,6 @@ class Worker:
             failed=lambda: self.metrics.publish(report.snapshot(self)),
         )
         self.consumer = consumer
-        self.offsets = offsets
         self.generation: int | None = None
         self._expansions: Mapping[int, Expansion] = {}  # the applied generation's
         self._pending: AssignmentDocument | None = None
@@ -289,7 +284,7 @@ class Worker:
         )
         self.tasks.shutdown(deadline)
         self.metrics.publish(report.snapshot(self))
-        for consumer in (self.consumer, self.offsets, self.restorer.consumer):
+        for consumer in (self.consumer, self.restorer.consumer):
             try:
                 with bounded("close", kafka.CLOSE_TIMEOUT):  # takes no timeout
                     consumer.close()

@@ -51,7 +51,8 @@ def _recover(worker: WorkerProcess, tasks: list[str], timeout: float) -> list[in
     member, state and port, as a container restart) each time it exits. Its exit codes."""
     exits: list[int] = []
     deadline = time.monotonic() + timeout
-    before = _processed(worker, tasks)
+    assert worker.proc is not None
+    before = _processed(worker, tasks) if worker.proc.poll() is None else 0.0
     while time.monotonic() < deadline:
         assert worker.proc is not None
         code = worker.proc.poll()
@@ -70,6 +71,31 @@ def _recover(worker: WorkerProcess, tasks: list[str], timeout: float) -> list[in
             pass  # not serving yet
         time.sleep(0.1)
     raise AssertionError(f"not healthy and processing in {timeout}s:\n{worker.log()[-4000:]}")
+
+
+def _watch_outage(worker: WorkerProcess, stopped_at: float) -> tuple[float | None, str, set[str]]:
+    """Through the outage: when ``/readyz`` first said 503 (seconds after the stop) and
+    what, and every 503 body of ``/healthz``. A worker the watchdog made exit (a call
+    stuck past its bound) is not ready either; ``_recover`` starts it again."""
+    not_ready_after: float | None = None
+    ready_body, stuck = "", set()
+    while time.monotonic() - stopped_at < max(DOWNTIME, UNHEALTHY_WITHIN):
+        try:
+            status, body = worker.get("/readyz")
+            if status == 503 and not_ready_after is None:
+                not_ready_after, ready_body = time.monotonic() - stopped_at, body
+            status, body = worker.get("/healthz")
+            if status == 503:
+                stuck.add(body.strip())
+        except OSError:
+            assert worker.proc is not None
+            code = worker.proc.wait(10)  # it is going away: it must be the watchdog
+            assert code == EXIT_STUCK, f"worker exited {code}:\n{worker.log()[-4000:]}"
+            if not_ready_after is None:
+                not_ready_after, ready_body = time.monotonic() - stopped_at, f"exited {code}"
+            break
+        time.sleep(0.1)
+    return not_ready_after, ready_body, stuck
 
 
 def test_broker_restart_mid_transaction(
@@ -107,16 +133,7 @@ def test_broker_restart_mid_transaction(
         stopped_at = time.monotonic()
         broker.stop()
         stop_seconds = time.monotonic() - stopped_at
-        # Through the outage: when /readyz first said 503, and what /healthz said.
-        not_ready_after, ready_body, stuck = None, "", set()
-        while time.monotonic() - stopped_at < max(DOWNTIME, UNHEALTHY_WITHIN):
-            status, body = worker.get("/readyz")
-            if status == 503 and not_ready_after is None:
-                not_ready_after, ready_body = time.monotonic() - stopped_at, body
-            status, body = worker.get("/healthz")
-            if status == 503:
-                stuck.add(body.strip())
-            time.sleep(0.1)
+        not_ready_after, ready_body, stuck = _watch_outage(worker, stopped_at)
         started_at = time.monotonic()
         broker.start()
         serving = time.monotonic()
