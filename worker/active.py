@@ -26,7 +26,6 @@ from segue.worker.kafka import (
     CLOSE_TIMEOUT,
     COMMIT_GRACE,
     COMMIT_TIMEOUT,
-    close_aside,
     is_fenced,
 )
 from segue.worker.processor import Record
@@ -86,9 +85,6 @@ class ActiveTask:
         self._offsets: dict[tuple[str, int], int] = {}
         self._changelog_last: dict[str, int] = {}
         self._delivery_error: KafkaError | None = None
-        # The transaction could not be ended (abort failed): the producer's state is
-        # unknown and closing it may block for long (``close``).
-        self.broken = False
 
     # -- records --
 
@@ -289,14 +285,9 @@ class ActiveTask:
                     self.producer.abort_transaction(ABORT_TIMEOUT)
             except KafkaException as exc:
                 log.warning("task %s: abort_transaction failed: %s", self.task_id, exc)
-                self.broken = True
         self.in_txn = False
 
     def close(self) -> None:
-        """Close the producer; a broken one off the main loop (``close_aside``)."""
-        if self.broken:
-            close_aside(self.producer, self.task_id)
-            return
         try:
             with bounded("close", CLOSE_TIMEOUT):  # takes no timeout
                 self.producer.close()

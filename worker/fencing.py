@@ -7,11 +7,9 @@ releases the GIL), then the changelog end offsets are measured (the restore
 target: after the fence the old owner's open transaction is aborted), and one
 ``committed()`` call reads where every task resumes its input, under the
 application's group. Offsets read after the fence are stable: nobody else can
-commit for these tasks any more. The read is still a KIP-447 stable fetch (the
-input consumer is read_committed): a plain fetch was tried after a broker restart
-and counted records twice (docs/reliability.md, "Still open"). Clients' metadata
-for the topics involved is refreshed first, so a first assignment does not wait
-for librdkafka's periodic topic scan (up to a second).
+commit for these tasks any more. Clients' metadata for the topics involved is
+refreshed first, so a first assignment does not wait for librdkafka's periodic
+topic scan (up to a second).
 
 The same module commits the open transactions of tasks being revoked, in
 parallel, so the old owner is done before the new owner's fence arrives.

@@ -11,11 +11,10 @@
 from __future__ import annotations
 
 import logging
-import threading
 from collections.abc import Iterable
 from typing import Any
 
-from confluent_kafka import IsolationLevel, KafkaError, KafkaException, Producer, TopicPartition
+from confluent_kafka import IsolationLevel, KafkaError, KafkaException, TopicPartition
 from confluent_kafka.admin import AdminClient
 from confluent_kafka.admin._listoffsets import OffsetSpec
 from confluent_kafka.cimpl import NewTopic
@@ -36,10 +35,6 @@ CLOSE_TIMEOUT = 30.0  # Producer.close() aborts an open transaction and flushes 
 # after 3 s and the task restarts from its last commit: nothing lost or doubled.
 COMMIT_TIMEOUT = 3.0
 COMMIT_GRACE = 2.0
-# Long enough to outlast a short broker restart: cut to 3 s, aborts failed mid-outage
-# and restarted workers then waited for good on their committed offsets (a stable
-# fetch; docs/reliability.md, "Still open"). A producer whose abort fails anyway is
-# closed aside (``close_aside``).
 ABORT_TIMEOUT = 10.0
 
 FENCED_CODES = {
@@ -96,26 +91,6 @@ def is_fenced(error: KafkaError) -> bool:
     """Fenced, or any fatal producer error (for a transactional producer that is
     almost always a fence, and retrying would fence the new owner in turn)."""
     return bool(error.fatal()) or error.code() in FENCED_CODES
-
-
-def close_aside(producer: Producer, task_id: str) -> None:
-    """Close ``producer`` on a thread of its own, so the main loop goes on.
-
-    After a broker restart librdkafka was seen to keep a transactional producer's
-    coordinator request queued for good (abort_transaction timing out again and
-    again); its ``close()`` then blocks up to its own abort and flush timeouts, and
-    the task, with every other task of the worker, stood still 35 s. Nothing needs
-    this producer closed first: the task's next producer fences it with
-    ``init_transactions``, after which the broker refuses its writes.
-    ``close()`` releases the GIL."""
-
-    def run() -> None:
-        try:
-            producer.close()
-        except (KafkaException, RuntimeError) as exc:
-            log.debug("task %s: closing its broken producer: %s", task_id, exc)
-
-    threading.Thread(target=run, name=f"close-{task_id}", daemon=True).start()
 
 
 class Admin:

@@ -37,19 +37,11 @@ Deactivate = Callable[[Task, bool], None]
 
 class Recovery:
     def __init__(
-        self,
-        restoration: Restoration,
-        deactivate: Deactivate,
-        resolve: Resolver | None,
-        failed: Callable[[], None] | None = None,
+        self, restoration: Restoration, deactivate: Deactivate, resolve: Resolver | None
     ) -> None:
         self.restoration = restoration
         self.deactivate = deactivate
         self.resolve = resolve
-        # Told after each failure, so /readyz and the metrics say it at once, not
-        # after the main loop's other blocking calls (each commit of a worker cut
-        # off from its broker takes its full timeout).
-        self.failed = failed or (lambda: None)
         self.fenced: dict[str, int] = {}  # task -> times fenced
 
     def enter(self, task: Task, fence_delay: float = 0.0) -> None:
@@ -88,7 +80,6 @@ class Recovery:
         what = f"{task.state.value} ({cause.reason}): {cause.message}{retry}"
         # A retry that meets the same cause again is not news.
         log.log(logging.INFO if before == cause else logging.ERROR, "task %s %s", task.name, what)
-        self.failed()
 
     def retry_due(self, tasks: Iterable[Task], now: float) -> None:
         """Retry the failed tasks whose back-off is over, with their sub-topologies

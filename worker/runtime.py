@@ -80,7 +80,6 @@ class Worker:
             commit_interval=config.commit_interval_ms / 1000.0,
             fence_delay=config.fence_delay_ms / 1000.0,
             resolve=self._resolve_now,
-            failed=lambda: self.metrics.publish(report.snapshot(self)),
         )
         self.consumer = consumer
         self.generation: int | None = None

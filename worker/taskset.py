@@ -57,7 +57,6 @@ class TaskSet:
         commit_interval: float,
         fence_delay: float = 0.0,
         resolve: Resolver | None = None,
-        failed: Callable[[], None] | None = None,
     ) -> None:
         self.fence_delay = fence_delay
         self._tasks: dict[str, Task] = {}
@@ -73,7 +72,6 @@ class TaskSet:
             self._restoration,
             lambda task, commit: self._processing.deactivate(task, commit=commit),
             resolve,
-            failed,
         )
         self._processing = Processing(
             application_id,

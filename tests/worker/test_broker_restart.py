@@ -1,14 +1,12 @@
-"""A broker restart mid-transaction: the worker says it cannot work, then recovers exactly.
+"""A broker restart mid-transaction: the worker says it is stuck, then recovers exactly.
 
-The worker runs with ``--kafka-call-bound`` well below the broker's downtime. When
-the broker stops, the commit it is in fails at its own timeout (``flush``, 3 s), and
-so does the abort after it: its tasks fail and are retried, so ``/readyz`` must turn
-503 within the bound (plus polling slack). A call stuck past its bound (seen:
-``list_topics`` while the broker was away) turns ``/healthz`` 503 naming the call;
-a call that fails in time must not. Once the broker is back on the same data
-(``KafkaBroker.stop``/``start``), librdkafka 2.16 may hang in
-``send_offsets_to_transaction`` for good (seen here: over 60 s, its timeout 10 s;
-confluentinc/librdkafka#5456): the worker then exits with code 75
+The worker runs with ``--kafka-call-bound`` well below the broker's downtime, so
+the commit it is in when the broker stops (``flush`` waits for a broker that is
+gone) overruns its bound: ``/healthz`` and ``/readyz`` must turn 503 naming the
+call within the bound (plus polling slack). Once the broker is back on the same
+data (``KafkaBroker.stop``/``start``), librdkafka 2.16 may hang in
+``send_offsets_to_transaction`` for good (seen here: over 60 s, its timeout
+10 s; confluentinc/librdkafka#5456): the worker then exits with code 75
 (``--stuck-exit-after``, default 2 s) and the test starts it again on the same
 state, as Kubernetes restarts the container. Either way it must be healthy and
 processing within ``RECOVERED_WITHIN`` of the broker serving again, and the
@@ -38,7 +36,7 @@ pytestmark = pytest.mark.worker
 
 BOUND = 3.0  # --kafka-call-bound: seconds any Kafka call may block before 503
 DOWNTIME = 5.0  # seconds the broker stays stopped (the issue's 5-second restart)
-UNHEALTHY_WITHIN = BOUND + 5.0  # the bound, plus the stop itself and polling: not ready by then
+UNHEALTHY_WITHIN = BOUND + 5.0  # the bound, plus the stop itself and polling
 RECOVERED_WITHIN = 30.0  # seconds from the broker serving again to healthy + processing
 
 
@@ -51,8 +49,7 @@ def _recover(worker: WorkerProcess, tasks: list[str], timeout: float) -> list[in
     member, state and port, as a container restart) each time it exits. Its exit codes."""
     exits: list[int] = []
     deadline = time.monotonic() + timeout
-    assert worker.proc is not None
-    before = _processed(worker, tasks) if worker.proc.poll() is None else 0.0
+    before = _processed(worker, tasks)
     while time.monotonic() < deadline:
         assert worker.proc is not None
         code = worker.proc.poll()
@@ -71,31 +68,6 @@ def _recover(worker: WorkerProcess, tasks: list[str], timeout: float) -> list[in
             pass  # not serving yet
         time.sleep(0.1)
     raise AssertionError(f"not healthy and processing in {timeout}s:\n{worker.log()[-4000:]}")
-
-
-def _watch_outage(worker: WorkerProcess, stopped_at: float) -> tuple[float | None, str, set[str]]:
-    """Through the outage: when ``/readyz`` first said 503 (seconds after the stop) and
-    what, and every 503 body of ``/healthz``. A worker the watchdog made exit (a call
-    stuck past its bound) is not ready either; ``_recover`` starts it again."""
-    not_ready_after: float | None = None
-    ready_body, stuck = "", set()
-    while time.monotonic() - stopped_at < max(DOWNTIME, UNHEALTHY_WITHIN):
-        try:
-            status, body = worker.get("/readyz")
-            if status == 503 and not_ready_after is None:
-                not_ready_after, ready_body = time.monotonic() - stopped_at, body
-            status, body = worker.get("/healthz")
-            if status == 503:
-                stuck.add(body.strip())
-        except OSError:
-            assert worker.proc is not None
-            code = worker.proc.wait(10)  # it is going away: it must be the watchdog
-            assert code == EXIT_STUCK, f"worker exited {code}:\n{worker.log()[-4000:]}"
-            if not_ready_after is None:
-                not_ready_after, ready_body = time.monotonic() - stopped_at, f"exited {code}"
-            break
-        time.sleep(0.1)
-    return not_ready_after, ready_body, stuck
 
 
 def test_broker_restart_mid_transaction(
@@ -133,7 +105,14 @@ def test_broker_restart_mid_transaction(
         stopped_at = time.monotonic()
         broker.stop()
         stop_seconds = time.monotonic() - stopped_at
-        not_ready_after, ready_body, stuck = _watch_outage(worker, stopped_at)
+        status, body = worker.get("/healthz")
+        while status == 200 and time.monotonic() - stopped_at < UNHEALTHY_WITHIN + 30:
+            time.sleep(0.1)
+            status, body = worker.get("/healthz")
+        unhealthy_after = time.monotonic() - stopped_at
+        ready_status, ready_body = worker.get("/readyz")
+        time.sleep(max(0.0, stopped_at + DOWNTIME - time.monotonic()))
+
         started_at = time.monotonic()
         broker.start()
         serving = time.monotonic()
@@ -147,19 +126,17 @@ def test_broker_restart_mid_transaction(
             if name == "segue_kafka_call_overruns_total"
         }
         print(
-            f"\nbroker stop {stop_seconds:.1f}s; worker /readyz 503 after {not_ready_after}s "
-            f"({ready_body.strip()!r}); /healthz 503 saying {sorted(stuck)}; broker start "
-            f"{serving - started_at:.1f}s; healthy and processing {recovered_after:.1f}s "
-            f"after the broker served again; worker exits {exits}; {produced} records, "
-            f"overruns {overruns}"
+            f"\nbroker stop {stop_seconds:.1f}s; worker /healthz 503 after {unhealthy_after:.1f}s "
+            f"({body.strip()!r}); broker start {serving - started_at:.1f}s; healthy and "
+            f"processing {recovered_after:.1f}s after the broker served again; "
+            f"worker exits {exits}; {produced} records, overruns {overruns}"
         )
-        # It stops saying ready within the bound: its tasks cannot commit (each commit
-        # fails at its 3 s timeout), or a call is stuck past its bound.
-        assert not_ready_after is not None, "/readyz stayed 200 through the outage"
-        assert not_ready_after < UNHEALTHY_WITHIN, not_ready_after
-        # Unhealthy only for a call stuck past its bound, and then it names the call.
-        assert all(body.startswith("Kafka call ") for body in stuck), stuck
+        assert status == 503, f"/healthz stayed {status} ({body!r})"
+        assert body.startswith("Kafka call "), body
+        assert unhealthy_after < UNHEALTHY_WITHIN
+        assert ready_status == 503, ready_body
         assert exits in ([], [EXIT_STUCK]), exits
+        assert exits or sum(overruns.values()) >= 1  # a restarted worker counts from 0
         assert recovered_after < RECOVERED_WITHIN, worker.log()[-4000:]
         check_exact(records, producer.sent)
     finally:
