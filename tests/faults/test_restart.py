@@ -19,8 +19,8 @@ tests after this one keep it.
 The broker case is marked xfail (not strict) for one open bug (docs/reliability.md,
 "Still open"): a worker restarted around the broker's restart may wait for good on
 its tasks' committed input offsets (a KIP-447 stable fetch the group coordinator
-leaves unanswered), so those tasks do not start and the test fails on the 15 s (1 run
-in 4 since this session's fixes). A plain fetch removed the wait but counted records
+leaves unanswered), so those tasks do not start and the test fails on the 15 s (3
+runs in 5 when it was found). A plain fetch removed the wait but counted records
 twice in a worker test, so it was taken back. XPASS otherwise; docs/reliability.md
 records the numbers (``pytest -s``).
 """
