@@ -229,6 +229,16 @@ class KafkaBroker:
             self.process.stop(grace=grace)
             self.process = None
 
+    def crash(self) -> None:
+        """SIGKILL: the broker dies without its controlled shutdown, as in a crash of
+        its process (what it wrote stays in the page cache; log recovery runs on the
+        next start). Unlike ``stop``, it does not make the broker's partitions
+        leaderless while its transaction coordinator still completes transactions
+        (docs/reliability.md, "A transaction committed while the only broker stops")."""
+        if self.process is not None:
+            self.process.kill()
+            self.process = None
+
     def restart(self, downtime: float = 0.0, timeout: float = 90.0) -> float:
         """Stop the broker, stay down ``downtime`` seconds, start it again on the same
         data and ports; returns the seconds from the stop until it serves again."""

@@ -96,6 +96,15 @@ class ManagedProcess:
                 os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
 
+    def kill(self) -> None:
+        """SIGKILL at once: a crash, with no shutdown of its own."""
+        proc, self.proc = self.proc, None
+        if proc is None or proc.poll() is not None:
+            return
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+
     @property
     def running(self) -> bool:
         return self.proc is not None and self.proc.poll() is None

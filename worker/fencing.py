@@ -7,7 +7,9 @@ releases the GIL), then the changelog end offsets are measured (the restore
 target: after the fence the old owner's open transaction is aborted), and one
 ``committed()`` call reads where every task resumes its input, under the
 application's group. Offsets read after the fence are stable: nobody else can
-commit for these tasks any more. Clients' metadata for the topics involved is
+commit for these tasks any more; a task whose changelog still has an open
+transaction then is held by one nobody will end, and is refused (``hanging``).
+Clients' metadata for the topics involved is
 refreshed first, so a first assignment does not wait for librdkafka's periodic
 topic scan (up to a second).
 
@@ -24,9 +26,10 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
-from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaException, Producer, TopicPartition
+from confluent_kafka import Consumer, KafkaException, Producer
 
-from segue.worker.kafka import CLOSE_TIMEOUT
+from segue.worker.hanging import Highs, changelogs_held
+from segue.worker.kafka import CLOSE_TIMEOUT, committed_offsets
 from segue.worker.watchdog import bounded
 
 log = logging.getLogger(__name__)
@@ -73,6 +76,7 @@ def fence_all(
     exactly_once: bool,
     watermarks: Watermarks,
     consumer: Consumer,
+    highs: Highs | None = None,
 ) -> list[Fenced | BaseException]:
     if not starting:
         return []
@@ -100,6 +104,8 @@ def fence_all(
 
     with ThreadPoolExecutor(max_workers=min(MAX_THREADS, len(starting))) as pool:
         fenced = list(pool.map(fence, starting))
+    if exactly_once and highs is not None:
+        fenced = _refuse_held(starting, fenced, highs)
     producers = [f[0] for f in fenced if not isinstance(f, BaseException)]
     offsets: dict[tuple[str, int], int] = {}
     try:
@@ -111,14 +117,7 @@ def fence_all(
         ]
         if partitions:
             warm_metadata(consumer, [t for t, _ in partitions])
-            with bounded("committed", INIT_TIMEOUT):
-                committed = consumer.committed(
-                    [TopicPartition(t, p) for t, p in partitions], timeout=INIT_TIMEOUT
-                )
-            offsets = {
-                (tp.topic, tp.partition): tp.offset if tp.offset >= 0 else OFFSET_BEGINNING
-                for tp in committed
-            }
+            offsets = committed_offsets(consumer, partitions)
     except KafkaException as exc:
         for producer in producers:
             close(producer)
@@ -130,6 +129,34 @@ def fence_all(
         else:
             producer, ends = f
             out.append(Fenced(producer, ends, {k: offsets[k] for k in item.inputs if k in offsets}))
+    return out
+
+
+def _refuse_held(
+    starting: list[Starting],
+    fenced: list[tuple[Producer, dict[str, int]] | BaseException],
+    highs: Highs,
+) -> list[tuple[Producer, dict[str, int]] | BaseException]:
+    """``fenced`` with the tasks a hanging transaction holds (``hanging``) failed,
+    their producers closed."""
+    done = {
+        item.name: (item, f)
+        for item, f in zip(starting, fenced, strict=True)
+        if not isinstance(f, BaseException) and item.changelogs
+    }
+    held = changelogs_held(
+        {name: item.changelogs for name, (item, _) in done.items()},
+        {name: f[1] for name, (_, f) in done.items()},
+        highs,
+    )
+    out: list[tuple[Producer, dict[str, int]] | BaseException] = []
+    for item, f in zip(starting, fenced, strict=True):
+        if item.name in held and not isinstance(f, BaseException):
+            log.error("%s", held[item.name])
+            close(f[0])
+            out.append(held[item.name])
+        else:
+            out.append(f)
     return out
 
 

@@ -20,14 +20,13 @@ from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaException, Message,
 
 from segue.protocol.tasks import TaskId, source_partitions
 from segue.worker.fencing import warm_metadata
+from segue.worker.kafka import committed_offsets
 from segue.worker.topics import ResolvedSub
 from segue.worker.topology import SubTopology
-from segue.worker.watchdog import bounded
 
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
-COMMITTED_TIMEOUT = 30.0
 Partition = tuple[str, int]
 
 
@@ -69,12 +68,7 @@ class InputRouter(Generic[T]):
         """Assign from the committed offsets, read now (the task is already fenced)."""
         partitions = list(partitions)
         warm_metadata(self.consumer, [t for t, _ in partitions])
-        with bounded("committed", COMMITTED_TIMEOUT):
-            committed = self.consumer.committed(
-                [TopicPartition(t, p) for t, p in partitions], timeout=COMMITTED_TIMEOUT
-            )
-        offsets = {(tp.topic, tp.partition): tp.offset for tp in committed if tp.offset >= 0}
-        self.assign(owner, partitions, offsets)
+        self.assign(owner, partitions, committed_offsets(self.consumer, partitions))
 
     def unassign(self, partitions: Iterable[Partition]) -> None:
         partitions = list(partitions)

@@ -11,10 +11,17 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
-from confluent_kafka import IsolationLevel, KafkaError, KafkaException, TopicPartition
+from confluent_kafka import (
+    OFFSET_BEGINNING,
+    Consumer,
+    IsolationLevel,
+    KafkaError,
+    KafkaException,
+    TopicPartition,
+)
 from confluent_kafka.admin import AdminClient
 from confluent_kafka.admin._listoffsets import OffsetSpec
 from confluent_kafka.cimpl import NewTopic
@@ -36,6 +43,7 @@ CLOSE_TIMEOUT = 30.0  # Producer.close() aborts an open transaction and flushes 
 COMMIT_TIMEOUT = 3.0
 COMMIT_GRACE = 2.0
 ABORT_TIMEOUT = 10.0
+COMMITTED_TIMEOUT = 30.0
 
 FENCED_CODES = {
     KafkaError._FENCED,
@@ -87,6 +95,41 @@ def producer_config(bootstrap: str, txn_id: str | None, extra: dict[str, Any]) -
     return config
 
 
+def committed_offsets(
+    consumer: Consumer, partitions: Sequence[tuple[str, int]], timeout: float = COMMITTED_TIMEOUT
+) -> dict[tuple[str, int], int]:
+    """Where each of ``partitions`` resumes: its offset committed under the
+    application's group, else ``OFFSET_BEGINNING``.
+
+    The read_committed consumer asks for stable offsets (KIP-447): the broker holds
+    the answer until every transaction that committed offsets on these partitions
+    has its markers. A transaction Kafka leaves hanging holds it for good
+    (docs/reliability.md, "A transaction committed while the only broker stops"),
+    so a timeout here says so in the task's error instead of librdkafka's bare one.
+    """
+    try:
+        with bounded("committed", timeout):
+            committed = consumer.committed(
+                [TopicPartition(t, p) for t, p in partitions], timeout=timeout
+            )
+    except KafkaException as exc:
+        if exc.args[0].code() != KafkaError._TIMED_OUT:
+            raise
+        names = ", ".join(f"{t}[{p}]" for t, p in partitions)
+        raise KafkaException(
+            KafkaError(
+                KafkaError._TIMED_OUT,
+                f"committed offsets of {names} not given within {timeout:.0f}s: a transaction "
+                "on them is unfinished, or the broker unreachable (if it lasts while the "
+                "broker serves, a hanging transaction: docs/reliability.md)",
+            )
+        ) from exc
+    return {
+        (tp.topic, tp.partition): tp.offset if tp.offset >= 0 else OFFSET_BEGINNING
+        for tp in committed
+    }
+
+
 def is_fenced(error: KafkaError) -> bool:
     """Fenced, or any fatal producer error (for a transactional producer that is
     almost always a fence, and retrying would fence the new owner in turn)."""
@@ -128,13 +171,22 @@ class Admin:
         self, partitions: Iterable[tuple[str, int]], timeout: float = 10.0
     ) -> dict[tuple[str, int], int]:
         """Last stable offsets (read_committed) of ``partitions``; missing ones are left out."""
+        return self._latest(partitions, IsolationLevel.READ_COMMITTED, timeout)
+
+    def high_watermarks(
+        self, partitions: Iterable[tuple[str, int]], timeout: float = 10.0
+    ) -> dict[tuple[str, int], int]:
+        """High watermarks (read_uncommitted ends) of ``partitions``; missing ones left out."""
+        return self._latest(partitions, IsolationLevel.READ_UNCOMMITTED, timeout)
+
+    def _latest(
+        self, partitions: Iterable[tuple[str, int]], level: IsolationLevel, timeout: float
+    ) -> dict[tuple[str, int], int]:
         latest: Any = OffsetSpec.latest  # untyped in confluent-kafka's stubs
         request = {TopicPartition(t, p): latest() for t, p in partitions}
         if not request:
             return {}
-        futures = self.client.list_offsets(
-            request, isolation_level=IsolationLevel.READ_COMMITTED, request_timeout=timeout
-        )
+        futures = self.client.list_offsets(request, isolation_level=level, request_timeout=timeout)
         out: dict[tuple[str, int], int] = {}
         for tp, future in futures.items():
             try:

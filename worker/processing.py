@@ -23,6 +23,7 @@ from segue.protocol.reports import TaskErrorReason, TaskState
 from segue.worker.active import ActiveTask, TaskAborted, TaskFailed, TaskFenced
 from segue.worker.failures import Cause, Failure, failure_of
 from segue.worker.fencing import Fenced, Starting, fence_all, in_parallel
+from segue.worker.hanging import Highs
 from segue.worker.inputs import InputRouter, source_inputs
 from segue.worker.kafka import is_fenced
 from segue.worker.ownership import Task
@@ -46,6 +47,7 @@ class Processing:
         exactly_once: bool,
         commit_interval: float,
         fail: FailTask,
+        highs: Highs | None = None,
     ) -> None:
         self.application_id = application_id
         self.member = member
@@ -55,6 +57,7 @@ class Processing:
         self.exactly_once = exactly_once
         self.commit_interval = commit_interval
         self.fail = fail
+        self.highs = highs
         self.router: InputRouter[Task] = InputRouter(consumer)
         self.processed_total: dict[str, int] = {}  # by active instances that ended
         self.skipped: dict[tuple[str, str], int] = {}
@@ -100,6 +103,7 @@ class Processing:
             exactly_once=self.exactly_once,
             watermarks=self.restoration.watermarks,
             consumer=self.consumer,
+            highs=self.highs,
         )
         for task, outcome in zip(pending, outcomes, strict=True):
             if isinstance(outcome, KafkaException) and is_fenced(outcome.args[0]):

@@ -80,6 +80,7 @@ class Worker:
             commit_interval=config.commit_interval_ms / 1000.0,
             fence_delay=config.fence_delay_ms / 1000.0,
             resolve=self._resolve_now,
+            highs=self.admin.high_watermarks,
         )
         self.consumer = consumer
         self.generation: int | None = None

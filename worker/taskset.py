@@ -31,6 +31,7 @@ from confluent_kafka import Consumer, KafkaException, Message, Producer
 from segue.protocol import Role
 from segue.protocol.reports import TaskErrorReason, TaskState
 from segue.worker.failures import Cause, Failure, blocker, failure_of
+from segue.worker.hanging import Highs
 from segue.worker.ownership import DOWN, Task, TaskView
 from segue.worker.processing import Processing
 from segue.worker.recovery import Recovery, Resolver
@@ -57,6 +58,7 @@ class TaskSet:
         commit_interval: float,
         fence_delay: float = 0.0,
         resolve: Resolver | None = None,
+        highs: Highs | None = None,
     ) -> None:
         self.fence_delay = fence_delay
         self._tasks: dict[str, Task] = {}
@@ -82,6 +84,7 @@ class TaskSet:
             exactly_once=exactly_once,
             commit_interval=commit_interval,
             fail=self._recovery.fail,
+            highs=highs,
         )
 
     # -- queries (copies: callers never hold a task) --

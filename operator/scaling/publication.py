@@ -36,7 +36,7 @@ class Refence:
         """``Memory.refenced`` after this step: when each task was last published again
         for a fence, kept while it is fenced or its back-off runs."""
         last = world.memory.refenced
-        fenced = set(refenced(world))
+        fenced = self.due.keys() | self.held.keys()
         kept = {t: at for t, at in last.items() if t in fenced or world.now - at < REFENCE_BACKOFF}
         if published:
             kept.update(dict.fromkeys(self.due, world.now))

@@ -185,7 +185,10 @@ def test_raw_pods_from_the_api_server(kube_api: Any, namespace: str, pod_runner:
         assert first.labels == {APP_LABEL: "app"}
         assert pods["app-1"].restarts >= 1  # the pod runner restarts it as the kubelet would
         held = pods["app-2"]
-        assert (held.phase, held.ip, held.ready, held.terminating) == ("Pending", None, False, True)
+        # The controller-manager's pod GC marks a deleted pod no node ever took Failed,
+        # sooner or later: either phase is the truth at the moment it is read.
+        assert held.phase in {"Pending", "Failed"}
+        assert (held.ip, held.ready, held.terminating) == (None, False, True)
         assert app_pods(core, namespace, "nothing") == {}
     finally:
         core.patch_namespaced_pod("app-2", namespace, {"metadata": {"finalizers": None}})

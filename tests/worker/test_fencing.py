@@ -7,6 +7,10 @@ import uuid
 from typing import Any
 
 import pytest
+from confluent_kafka import Consumer, KafkaError, KafkaException
+
+from segue.stack.process import free_port
+from segue.worker.kafka import committed_offsets
 
 from .harness import create_topics, read_committed
 from .scenarios import SteadyProducer, check_exact
@@ -51,3 +55,26 @@ def test_stale_owner_is_fenced_and_counts_stay_exact(kafka: Any, spawn: Any, ass
     check_exact(records, producer.sent)
     assert len(records) == produced
     assert "fenced" in w0.log()
+
+
+def test_a_committed_offsets_read_that_times_out_says_why() -> None:
+    """Where a task resumes is a stable offset fetch, which a hanging transaction holds
+    for good: its timeout names the partitions and the likely cause, not librdkafka's
+    bare ``_TIMED_OUT`` (here no broker answers at all)."""
+    consumer = Consumer(
+        {
+            "bootstrap.servers": f"127.0.0.1:{free_port()}",  # nothing listens
+            "group.id": "g",
+            "isolation.level": "read_committed",
+            "log_level": 0,
+        }
+    )
+    try:
+        with pytest.raises(KafkaException) as raised:
+            committed_offsets(consumer, [("text", 0), ("text", 3)], timeout=1.0)
+    finally:
+        consumer.close()
+    error = raised.value.args[0]
+    assert error.code() == KafkaError._TIMED_OUT
+    assert "committed offsets of text[0], text[3] not given within 1s" in error.str()
+    assert "hanging transaction" in error.str()

@@ -1,0 +1,60 @@
+"""A changelog that a hanging transaction holds open: found at the fence, and refused.
+
+Kafka can record a transaction complete without writing its markers on some of its
+partitions (docs/reliability.md, "A transaction committed while the only broker
+stops"). There it stays open for good: the partition's last stable offset stops at
+its first record, and read_committed readers wait behind it.
+
+``fencing`` has just fenced a task's previous producer when it asks
+:func:`changelogs_held`, so nothing legitimately open is left on the task's
+changelog partitions: a last stable offset still below the high watermark there is
+a hanging transaction. Starting the task anyway would restore its store only up to
+that offset, while its input offsets may already include the hanging records: the
+task would run on state missing them. So the task is not started; it fails with
+:class:`TransactionHanging`, which names the partition and says what to do, and is
+retried with back-off like any start failure (``failures``), starting once the
+transaction is ended. Segue does not end it itself: Kafka has forgotten which way
+it went and the partitions it spanned, and either guess could break exactly-once
+somewhere else (docs/reliability.md).
+
+A hanging transaction that holds the task's input offsets instead shows up as a
+stable offset fetch that never answers (``kafka.committed_offsets`` says so).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+
+Partition = tuple[str, int]
+Highs = Callable[[Sequence[Partition]], dict[Partition, int]]  # -> high watermarks
+
+
+class TransactionHanging(Exception):
+    """A fenced task's changelog still has an open transaction: it must not start."""
+
+
+def changelogs_held(
+    changelogs: Mapping[str, Mapping[str, Partition]],
+    ends: Mapping[str, Mapping[str, int]],
+    highs: Highs,
+) -> dict[str, TransactionHanging]:
+    """Tasks (of ``changelogs``: task -> store -> partition, just fenced, with their
+    last stable ``ends``) a changelog partition of which is held open, and why."""
+    wanted = [tp for stores in changelogs.values() for tp in stores.values()]
+    if not wanted:
+        return {}
+    high = highs(wanted)
+    out: dict[str, TransactionHanging] = {}
+    for task, stores in changelogs.items():
+        for store, (topic, partition) in sorted(stores.items()):
+            stable, top = ends[task][store], high.get((topic, partition), -1)
+            if stable < top:
+                out[task] = TransactionHanging(
+                    f"task {task}: changelog {topic}[{partition}] has a transaction open at "
+                    f"offset {stable} (high watermark {top}) after the fence, one nobody "
+                    "will end (Kafka left it hanging, or another producer writes there); "
+                    "the task waits rather than restore a partial changelog "
+                    "(docs/reliability.md)"
+                )
+                break
+    return out
