@@ -21,13 +21,15 @@ The controlled shutdown of the only broker can leave a transaction hanging, a Ka
 bug (docs/reliability.md, "A transaction committed while the only broker stops"):
 a transaction that commits in the shutdown's first moments is recorded complete
 with no marker written, and every read_committed reader of its partitions waits for
-good. When ``[broker]``'s resume check fails, ``lso.held_partitions`` looks
-for that (an LSO held below the high watermark for 25 s) and the test is marked
-xfail naming the partitions; any other failure fails it.
+good. ``lso.LsoWatch`` samples every partition's ends from the restart on; when
+``[broker]``'s resume check fails and an LSO was held below the high watermark for
+over 25 s, the test is marked xfail naming the partitions; any other failure fails
+it.
 """
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import pytest
@@ -36,7 +38,7 @@ from segue.stack.apps import Apps
 from tests.operator.e2e import OperatorProcess
 
 from .harness import outage, scaling_up
-from .lso import held_partitions
+from .lso import HELD, LsoWatch
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(600)]
 DOWNTIME = 5.0
@@ -52,14 +54,16 @@ def test_restart_mid_scale_up(  # noqa: PLR0917 (fixtures)
         "apiserver": (kube.stop_apiserver, kube.start_apiserver),
     }[component]
     run = scaling_up(kafka, apps, operator, pod_runner, to=4)
+    watch = LsoWatch(kafka.bootstrap_servers)
     try:
         down = outage(stop, start, DOWNTIME)
+        watch.start()
         try:
             resumed = run.resumed(down.ended)
         except AssertionError:
             if component == "broker":
-                hanging = held_partitions(kafka.bootstrap_servers)
-                if hanging:
+                time.sleep(max(0.0, down.ended + HELD + 5 - time.monotonic()))
+                if hanging := watch.held():
                     pytest.xfail(
                         f"Kafka left a transaction hanging (a commit during the only "
                         f"broker's controlled shutdown; docs/reliability.md): last stable "
@@ -68,6 +72,7 @@ def test_restart_mid_scale_up(  # noqa: PLR0917 (fixtures)
             raise
         balanced = run.balanced(4, timeout=240)
     finally:
+        watch.halt.set()
         run.stop()
     print(
         f"\n{component} restart mid-scale: {down}; every task committing again "
