@@ -14,11 +14,12 @@ import logging
 import time
 from collections.abc import Callable, Iterable, Mapping
 
-from confluent_kafka import KafkaException, Producer, TopicPartition
+from confluent_kafka import KafkaError, KafkaException, Producer, TopicPartition
 
 from segue.protocol.reports import TaskState
 from segue.protocol.tasks import TaskId
 from segue.worker.fencing import close as close_producer
+from segue.worker.fencing import warm_metadata
 from segue.worker.ownership import Task
 from segue.worker.state.engine import wipe
 from segue.worker.state.layout import StateLayout
@@ -53,10 +54,24 @@ class Restoration:
         self.local_offsets = self.local_checkpoints()
 
     def watermarks(self, topic: str, partition: int) -> tuple[int, int]:
-        with bounded("get_watermark_offsets", WATERMARK_TIMEOUT):
-            marks = self.restorer.consumer.get_watermark_offsets(
-                TopicPartition(topic, partition), timeout=WATERMARK_TIMEOUT, cached=False
-            )
+        consumer = self.restorer.consumer
+        try:
+            with bounded("get_watermark_offsets", WATERMARK_TIMEOUT):
+                marks = consumer.get_watermark_offsets(
+                    TopicPartition(topic, partition), timeout=WATERMARK_TIMEOUT, cached=False
+                )
+        except KafkaException as exc:
+            if exc.args[0].code() != KafkaError._UNKNOWN_PARTITION:
+                raise
+            # A topic librdkafka last saw with no leader (its broker in a controlled
+            # shutdown) stays "unknown" in its cache until its metadata is asked for
+            # again: seen for 4 minutes of retries after a broker restart.
+            log.info("%s[%d] unknown to the restore consumer: refreshing", topic, partition)
+            warm_metadata(consumer, [topic])
+            with bounded("get_watermark_offsets", WATERMARK_TIMEOUT):
+                marks = consumer.get_watermark_offsets(
+                    TopicPartition(topic, partition), timeout=WATERMARK_TIMEOUT, cached=False
+                )
         if marks is None:
             raise KafkaException(f"no watermarks for {topic}[{partition}]")
         return int(marks[0]), int(marks[1])
