@@ -139,14 +139,12 @@ def _refuse_held(
 ) -> list[tuple[Producer, dict[str, int]] | BaseException]:
     """``fenced`` with the tasks a hanging transaction holds (``hanging``) failed,
     their producers closed."""
-    done = {
-        item.name: (item, f)
-        for item, f in zip(starting, fenced, strict=True)
-        if not isinstance(f, BaseException) and item.changelogs
-    }
     held = changelogs_held(
-        {name: item.changelogs for name, (item, _) in done.items()},
-        {name: f[1] for name, (_, f) in done.items()},
+        [
+            (item.name, item.changelogs, f[1])
+            for item, f in zip(starting, fenced, strict=True)
+            if not isinstance(f, BaseException)
+        ],
         highs,
     )
     out: list[tuple[Producer, dict[str, int]] | BaseException] = []

@@ -25,29 +25,27 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 
-Partition = tuple[str, int]
+from segue.worker.kafka import Partition
+
 Highs = Callable[[Sequence[Partition]], dict[Partition, int]]  # -> high watermarks
+Candidate = tuple[str, Mapping[str, Partition], Mapping[str, int]]  # task, changelogs, ends
 
 
 class TransactionHanging(Exception):
     """A fenced task's changelog still has an open transaction: it must not start."""
 
 
-def changelogs_held(
-    changelogs: Mapping[str, Mapping[str, Partition]],
-    ends: Mapping[str, Mapping[str, int]],
-    highs: Highs,
-) -> dict[str, TransactionHanging]:
-    """Tasks (of ``changelogs``: task -> store -> partition, just fenced, with their
-    last stable ``ends``) a changelog partition of which is held open, and why."""
-    wanted = [tp for stores in changelogs.values() for tp in stores.values()]
+def changelogs_held(fenced: Sequence[Candidate], highs: Highs) -> dict[str, TransactionHanging]:
+    """Of the tasks just fenced (each with its changelog partitions by store and their
+    last stable ends), those a changelog partition of which is held open, and why."""
+    wanted = [tp for _, changelogs, _ in fenced for tp in changelogs.values()]
     if not wanted:
         return {}
     high = highs(wanted)
     out: dict[str, TransactionHanging] = {}
-    for task, stores in changelogs.items():
-        for store, (topic, partition) in sorted(stores.items()):
-            stable, top = ends[task][store], high.get((topic, partition), -1)
+    for task, changelogs, ends in fenced:
+        for store, (topic, partition) in sorted(changelogs.items()):
+            stable, top = ends[store], high.get((topic, partition), -1)
             if stable < top:
                 out[task] = TransactionHanging(
                     f"task {task}: changelog {topic}[{partition}] has a transaction open at "

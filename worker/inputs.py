@@ -20,14 +20,13 @@ from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaException, Message,
 
 from segue.protocol.tasks import TaskId, source_partitions
 from segue.worker.fencing import warm_metadata
-from segue.worker.kafka import committed_offsets
+from segue.worker.kafka import Partition, committed_offsets
 from segue.worker.topics import ResolvedSub
 from segue.worker.topology import SubTopology
 
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
-Partition = tuple[str, int]
 
 
 def source_inputs(

@@ -45,6 +45,8 @@ COMMIT_GRACE = 2.0
 ABORT_TIMEOUT = 10.0
 COMMITTED_TIMEOUT = 30.0
 
+Partition = tuple[str, int]  # (topic, partition)
+
 FENCED_CODES = {
     KafkaError._FENCED,
     KafkaError._FATAL,
@@ -96,8 +98,8 @@ def producer_config(bootstrap: str, txn_id: str | None, extra: dict[str, Any]) -
 
 
 def committed_offsets(
-    consumer: Consumer, partitions: Sequence[tuple[str, int]], timeout: float = COMMITTED_TIMEOUT
-) -> dict[tuple[str, int], int]:
+    consumer: Consumer, partitions: Sequence[Partition], timeout: float = COMMITTED_TIMEOUT
+) -> dict[Partition, int]:
     """Where each of ``partitions`` resumes: its offset committed under the
     application's group, else ``OFFSET_BEGINNING``.
 

@@ -55,11 +55,15 @@ class Restoration:
 
     def watermarks(self, topic: str, partition: int) -> tuple[int, int]:
         consumer = self.restorer.consumer
-        try:
+
+        def query() -> tuple[int, int] | None:
             with bounded("get_watermark_offsets", WATERMARK_TIMEOUT):
-                marks = consumer.get_watermark_offsets(
+                return consumer.get_watermark_offsets(
                     TopicPartition(topic, partition), timeout=WATERMARK_TIMEOUT, cached=False
                 )
+
+        try:
+            marks = query()
         except KafkaException as exc:
             if exc.args[0].code() != KafkaError._UNKNOWN_PARTITION:
                 raise
@@ -68,10 +72,7 @@ class Restoration:
             # again: seen for 4 minutes of retries after a broker restart.
             log.info("%s[%d] unknown to the restore consumer: refreshing", topic, partition)
             warm_metadata(consumer, [topic])
-            with bounded("get_watermark_offsets", WATERMARK_TIMEOUT):
-                marks = consumer.get_watermark_offsets(
-                    TopicPartition(topic, partition), timeout=WATERMARK_TIMEOUT, cached=False
-                )
+            marks = query()
         if marks is None:
             raise KafkaException(f"no watermarks for {topic}[{partition}]")
         return int(marks[0]), int(marks[1])

@@ -33,6 +33,7 @@ from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
 from segue.stack import KafkaBroker
 from segue.stack.paths import Binaries
 from segue.worker.kafka import Admin, committed_offsets, input_consumer_config, producer_config
+from tests.faults.lso import ends
 from tests.worker.harness import create_topics
 
 
@@ -70,11 +71,10 @@ def fence(bootstrap: str, app: str, n: int) -> None:
 def still_open(bootstrap: str, app: str, n: int) -> list[str]:
     admin = Admin(bootstrap, {})
     parts = [(f"{app}-cl", i) for i in range(n)] + [(f"{app}-out", p) for p in range(2)]
-    stable, high = admin.end_offsets(parts), admin.high_watermarks(parts)
     found = [
-        f"{t}[{p}] last stable {stable[(t, p)]} < high watermark {high[(t, p)]}"
-        for t, p in parts
-        if stable[(t, p)] < high[(t, p)]
+        f"{t}[{p}] last stable {lso} < high watermark {high}"
+        for (t, p), (lso, high) in ends(admin, parts).items()
+        if lso < high
     ]
     consumer = Consumer(input_consumer_config(bootstrap, app, {"log_level": 0}))
     for i in range(n):

@@ -20,14 +20,12 @@ from __future__ import annotations
 import threading
 import time
 
-from segue.worker.kafka import Admin
+from segue.worker.kafka import Admin, Partition
 
 HELD = 25.0  # > transaction.timeout.ms (10 s) + the coordinator's 10 s abort check
 
-Partition = tuple[str, int]
 
-
-def _ends(admin: Admin, partitions: list[Partition]) -> dict[Partition, tuple[int, int]]:
+def ends(admin: Admin, partitions: list[Partition]) -> dict[Partition, tuple[int, int]]:
     """(topic, partition) -> (last stable offset, high watermark)."""
     stable, high = admin.end_offsets(partitions), admin.high_watermarks(partitions)
     return {tp: (stable[tp], high[tp]) for tp in partitions if tp in stable and tp in high}
@@ -47,7 +45,7 @@ class LsoWatch(threading.Thread):
             try:
                 metadata = self.admin.client.list_topics(timeout=5)
                 parts = [(n, p) for n, topic in metadata.topics.items() for p in topic.partitions]
-                self.samples.append((time.monotonic(), _ends(self.admin, parts)))
+                self.samples.append((time.monotonic(), ends(self.admin, parts)))
             except Exception:  # the broker may be away: a gap in the samples
                 continue
 
