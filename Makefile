@@ -50,8 +50,11 @@ $(VENV)/.installed: pyproject.toml stack/pyproject.toml
 	$(BIN)/pip install --quiet --disable-pip-version-check -e '.[dev]' -e ./stack
 	touch $@
 
-stack:
+# The stack's pinned parts into $(SEGUE_CACHE), then its commands (kubectl, helm, Kafka's
+# kafka-*.sh) beside segue in $(BIN), so `. .venv/bin/activate` puts them all on the PATH.
+stack: venv
 	bash stack/install/all.sh
+	bash stack/install/bin.sh $(BIN)
 
 # The StreamApp CRD is generated from the pydantic models in segue.operator.api; the
 # chart ships a byte-identical copy (tests/chart/test_crd_copy.py checks it).

@@ -1,8 +1,8 @@
 """``segue operator``: run the operator (the container image's entry point).
 
 One flag per field of :class:`~.settings.OperatorSettings` (the Helm chart renders each
-of them; ``tests/chart`` checks none is missing). ``--kubeconfig`` (or ``KUBECONFIG``)
-points at a cluster from outside, otherwise the pod's ServiceAccount is used. The
+of them; ``tests/chart`` checks none is missing). ``--kubeconfig``, ``KUBECONFIG`` or
+``~/.kube/config`` points at a cluster from outside, the pod's ServiceAccount inside. The
 process serves its metrics, probes and external metrics API at once; with
 ``--leader-elect`` it then waits for the Lease (:mod:`.election`) before Kopf starts, so
 a standby replica watches nothing and writes nothing, and it exits if it ever loses the
@@ -14,21 +14,23 @@ from __future__ import annotations
 import argparse
 import logging
 import os
-import signal
 import socket
 import sys
-import threading
 import uuid
 from typing import Any
 
+from segue.operator.replica import Replica
+
 HELP = "run the operator that scales StreamApps"
 LEVELS = ("debug", "info", "warning", "error")
-EXIT_LEASE_LOST = 3  # the process ends when the lease is lost; its pod restarts it
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
     add = parser.add_argument
-    add("--kubeconfig", help="kubeconfig file (default: KUBECONFIG, then in-cluster)")
+    add(
+        "--kubeconfig",
+        help="kubeconfig file (default: KUBECONFIG, else in-cluster in a pod, else ~/.kube/config)",
+    )
     add(
         "--namespace",
         "-n",
@@ -160,8 +162,11 @@ def run(args: argparse.Namespace) -> int:
     except ValidationError as exc:
         print(f"segue operator: {exc}", file=sys.stderr)
         return 2
-    if args.kubeconfig:
-        os.environ["KUBECONFIG"] = args.kubeconfig
+    try:
+        api_client = _api_client(args.kubeconfig)
+    except NoCluster as exc:
+        print(f"segue operator: {exc}", file=sys.stderr)
+        return 2
     level = settings.log_level
     kopf.configure(
         verbose=level == "debug",
@@ -169,11 +174,21 @@ def run(args: argparse.Namespace) -> int:
         log_format=kopf.LogFormat.JSON if settings.log_format == "json" else kopf.LogFormat.FULL,
     )
     logging.getLogger().setLevel(level.upper())
-    api_client = _api_client()
     metrics = OperatorMetrics()
-    if settings.metrics_port:
-        start_http_server(settings.metrics_port, settings.bind_address, registry=metrics.registry)
-    replica = _Replica(api_client, settings)
+    try:
+        if settings.metrics_port:
+            start_http_server(
+                settings.metrics_port, settings.bind_address, registry=metrics.registry
+            )
+        replica = Replica(api_client, settings)
+    except OSError as exc:  # a port taken: say which flag, not a traceback
+        print(
+            f"segue operator: cannot listen on {settings.bind_address} (--metrics-port "
+            f"{settings.metrics_port}, --health-port {settings.health_port}): {exc.strerror}; "
+            "another process has the port? choose another, or 0 for none",
+            file=sys.stderr,
+        )
+        return 2
     if settings.external_metrics.port and not _serve_external_metrics(
         api_client, settings, replica
     ):
@@ -181,6 +196,9 @@ def run(args: argparse.Namespace) -> int:
     if not replica.lead():
         return 0  # asked to stop while standing by: nothing was held
     metrics.leader.set(1)
+    if settings.namespaces and not replica.await_crd(api_client):
+        replica.step_down()
+        return 0  # asked to stop while waiting for the CRD
     reconciler = Reconciler(api_client, settings, metrics)
     # The board the reconcile steps fill (the autoscale signal); served from now on.
     replica.signals = reconciler.signals
@@ -190,6 +208,7 @@ def run(args: argparse.Namespace) -> int:
             standalone=True,
             clusterwide=not settings.namespaces,
             namespaces=settings.namespaces,
+            ready_flag=replica.watching,
         )
     finally:
         replica.step_down()
@@ -199,7 +218,7 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _serve_external_metrics(api_client: Any, settings: Any, replica: _Replica) -> bool:
+def _serve_external_metrics(api_client: Any, settings: Any, replica: Replica) -> bool:
     """Start the external metrics API on every replica (docs/operator.md says why);
     False, having said why, if its TLS settings cannot be read."""
     from segue.operator import metricsapi
@@ -217,76 +236,31 @@ def _serve_external_metrics(api_client: Any, settings: Any, replica: _Replica) -
     return True
 
 
-def _api_client() -> Any:
-    """From KUBECONFIG (set by --kubeconfig too), else the pod's ServiceAccount."""
-    if os.environ.get("KUBECONFIG"):
-        from kubernetes import config as kube_config
+def _api_client(kubeconfig: str | None) -> Any:
+    """The cluster to talk to, found as controllers find theirs: ``--kubeconfig``, else
+    ``KUBECONFIG``, else the pod's ServiceAccount in a pod, else ``~/.kube/config``.
+    Raises :class:`NoCluster` saying what was tried."""
+    from kubernetes import config as kube_config
+    from kubernetes.config.config_exception import ConfigException
 
-        loader: Any = kube_config.new_client_from_config  # untyped in kubernetes' package
-        return loader(config_file=os.environ["KUBECONFIG"])
     from segue.podenv import new_incluster_client
 
-    return new_incluster_client()
+    loader: Any = kube_config.new_client_from_config  # untyped in kubernetes' package
+    home = os.path.expanduser("~/.kube/config")
+    try:
+        if kubeconfig or os.environ.get("KUBECONFIG"):
+            return loader(config_file=kubeconfig)  # None: KUBECONFIG, merged as kubectl does
+        if os.environ.get("KUBERNETES_SERVICE_HOST"):
+            return new_incluster_client()
+        if os.path.exists(home):
+            return loader(config_file=home)
+    except (ConfigException, OSError, ValueError) as exc:
+        raise NoCluster(f"cannot load the cluster's credentials: {exc}") from exc
+    raise NoCluster(
+        "no cluster to talk to: not in a pod (KUBERNETES_SERVICE_HOST is unset), no "
+        f"KUBECONFIG and no {home}; give --kubeconfig FILE"
+    )
 
 
-class _Replica:
-    """This process as one of the operator's replicas: its probes and its lease."""
-
-    def __init__(self, api_client: Any, settings: Any) -> None:
-        from segue.operator import health
-        from segue.operator.election import LeaseElector
-        from segue.operator.metricsapi.status_board import StatusBoard
-
-        self.election = settings.leader_election
-        self.elector = LeaseElector(api_client, self.election) if self.election.enabled else None
-        self.stop, self.leading = threading.Event(), threading.Event()
-        self.signals: Any = None  # the SignalBoard, once this replica acts
-        self.statuses = StatusBoard(api_client)  # what a standby answers from
-        if settings.health_port:
-            health.serve(settings.bind_address, settings.health_port, self.live, self.ready)
-
-    def live(self) -> tuple[bool, str]:
-        if self.elector and self.leading.is_set() and not self.elector.is_leader():
-            return False, f"lease {self.election.lease_name} not renewed"
-        return True, "ok"
-
-    def ready(self) -> tuple[bool, str]:
-        if self.elector is None:
-            return True, "running"
-        if self.elector.is_leader():
-            return True, "leader"
-        return True, f"standby (leader: {self.elector.holder or 'none'})"
-
-    def board(self) -> tuple[Any, str]:
-        """What the external metrics API answers from: the leader's own board, a
-        standby's view of the leader's writes in the status, or why there is none."""
-        if self.signals is not None:
-            return self.signals, "leader"
-        if self.elector is not None and not self.elector.is_leader():
-            return self.statuses, f"standby (leader: {self.elector.holder or 'none'})"
-        return None, "starting: the reconcile loops have not begun"
-
-    def lead(self) -> bool:
-        """Block until this replica may act; False if told to stop first."""
-        if self.elector is None:
-            self.leading.set()
-            return True
-        signal.signal(signal.SIGTERM, lambda *_: self.stop.set())  # Kopf sets its own later
-        signal.signal(signal.SIGINT, lambda *_: self.stop.set())
-        if not self.elector.acquire(self.stop):
-            return False
-        self.leading.set()
-        self.elector.keep(self.stop, self._lost)
-        return True
-
-    def step_down(self) -> None:
-        self.stop.set()
-        if self.elector is not None:
-            self.elector.release()
-
-    def _lost(self) -> None:
-        logging.getLogger("segue.operator").critical(
-            "lost the leader lease: exiting so that only one operator acts"
-        )
-        logging.shutdown()
-        os._exit(EXIT_LEASE_LOST)  # now, before the lease can pass to another replica
+class NoCluster(Exception):
+    """No credentials for any cluster were found, or they do not load."""

@@ -78,7 +78,10 @@ def connection_info(api_client: Any) -> kopf.ConnectionInfo:
     )
 
 
-def build_registry(reconciler: Reconciler, settings: OperatorSettings) -> kopf.OperatorRegistry:
+def build_registry(
+    reconciler: Reconciler, operator_settings: OperatorSettings
+) -> kopf.OperatorRegistry:
+    """Kopf's handlers for one operator; Kopf hands its own settings to ``configure``."""
     registry = kopf.OperatorRegistry()
     wakeups = Wakeups()
 
@@ -96,6 +99,12 @@ def build_registry(reconciler: Reconciler, settings: OperatorSettings) -> kopf.O
         )
         settings.watching.server_timeout = 120
         settings.posting.level = logging.WARNING
+        # Watching named namespaces, Kopf would still list every namespace first, and
+        # without the cluster-wide right to (namespaced mode has none) it retries that
+        # for ~54 s before falling back to the names given: an app applied meanwhile had
+        # no status for that long. The names are exact, so there is nothing to scan; the
+        # StreamApp resource is found once at start (the CLI waits for its CRD first).
+        settings.scanning.disabled = bool(operator_settings.namespaces)
 
     @kopf.index("", "v1", "pods", id="app_pods", labels={MANAGED_BY: MANAGER}, registry=registry)
     def app_pods(
@@ -125,7 +134,7 @@ def build_registry(reconciler: Reconciler, settings: OperatorSettings) -> kopf.O
                 stage = type(exc).__name__
                 reconciler.metrics.errors.labels(namespace, name, stage).inc()
                 log.exception("%s/%s: reconcile step failed (%s)", namespace, name, stage)
-                delay = settings.error_backoff
+                delay = operator_settings.error_backoff
             wake.wait(delay)
             wake.clear()
         reconciler.forget(namespace, name, uid)

@@ -135,6 +135,12 @@ class Reconciler:
         except InvalidStreamApp as exc:
             self.actor.refuse(target, "InvalidSpec", str(exc), time.time())
             return self.settings.idle_interval
+        if not target.raw_status:
+            bootstrap = app.spec.kafka.bootstrap_servers
+            self.actor.acknowledge(
+                target, f"first look: reading the app's topics and offsets from {bootstrap}",
+                time.time(),
+            )  # fmt: skip
         try:
             observed = self.observer.world(namespace, app, target.uid, pods)
         except DocumentError as exc:

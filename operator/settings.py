@@ -10,9 +10,13 @@ step).
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+# A namespace's name (a DNS-1123 label): watched namespaces are named exactly, never a
+# pattern, so the operator needs no right to list namespaces (handlers says why).
+Namespace = Annotated[str, Field(pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", max_length=63)]
 
 
 class LeaderElection(BaseModel):
@@ -68,7 +72,7 @@ class ExternalMetrics(BaseModel):
 class OperatorSettings(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    namespaces: tuple[str, ...] = ()  # empty: every namespace (cluster-wide)
+    namespaces: tuple[Namespace, ...] = ()  # empty: every namespace (cluster-wide)
     busy_interval: float = Field(default=0.5, gt=0)  # seconds between looks while scaling
     idle_interval: float = Field(default=5.0, gt=0)  # ... and while settled (events wake it)
     error_backoff: float = Field(default=2.0, gt=0)

@@ -68,11 +68,13 @@ class KafkaBroker:
         binaries: Binaries,
         host: str = "127.0.0.1",
         sasl_users: Mapping[str, str] | None = None,
+        port: int | None = None,
     ) -> None:
         self.workdir = workdir
         self.binaries = binaries
         self.host = host
-        self.port = free_port(host)
+        self.fixed_port = port is not None  # a port asked for, not drawn: check it is free
+        self.port = port if port is not None else free_port(host)
         self.controller_port = free_port(host)
         self.sasl_users = dict(sasl_users or {})  # username -> password, PLAIN
         for name, password in self.sasl_users.items():
@@ -183,6 +185,12 @@ class KafkaBroker:
     def start(self, timeout: float = 90.0) -> None:
         """Start the broker; format its storage only if the data directory is new
         (formatting a used one is refused by Kafka, and would lose its data)."""
+        if self.fixed_port and port_open(self.host, self.port):
+            # else the readiness check below would find the other server and trust it
+            raise StackError(
+                f"Kafka's port {self.host}:{self.port} is taken (another broker, or another "
+                "`segue stack up`?): stop it, or choose another port"
+            )
         config = self._write_config()
         existing = self.formatted_cluster_id()
         if existing is None:

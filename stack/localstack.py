@@ -35,12 +35,17 @@ class LocalStack:
         with_kube: bool = True,
         with_pods: bool = True,
         keep_workdir: bool = False,
+        kafka_port: int | None = None,
     ) -> None:
         self._own_workdir = workdir is None
         self.workdir = workdir or Path(tempfile.mkdtemp(prefix="segue-stack-"))
         self.keep_workdir = keep_workdir
         self.binaries = Binaries.locate()
-        self.kafka = KafkaBroker(self.workdir / "kafka", self.binaries) if with_kafka else None
+        self.kafka = (
+            KafkaBroker(self.workdir / "kafka", self.binaries, port=kafka_port)
+            if with_kafka
+            else None
+        )
         self.kube = KubeControlPlane(self.workdir / "kube", self.binaries) if with_kube else None
         self.with_pods = with_pods and with_kube
         self.pods: PodRunner | None = None
@@ -104,17 +109,25 @@ class LocalStack:
     ) -> None:
         self.stop()
 
-    def describe(self) -> str:
-        """How to reach the stack, for people: printed by ``segue stack up``."""
+    def describe(self, context_in: Path | None = None) -> str:
+        """How to reach the stack, for people: printed by ``segue stack up``;
+        ``context_in`` is the kubectl config it was added to as ``segue-local``."""
         lines = [f"Segue local stack (work dir {self.workdir}, cache {cache_dir()})", ""]
         if self.kube is not None:
-            kubectl = self.binaries.kubectl
-            lines += [
-                "Kubernetes (kube-apiserver + kube-controller-manager + etcd):",
-                f"  export KUBECONFIG={self.kube.kubeconfig}",
-                f"  {kubectl} get nodes,pods -A",
-                f"  server {self.kube.server}",
-            ]
+            lines.append(f"Kubernetes (apiserver, controller-manager, etcd) at {self.kube.server}")
+            if context_in is not None:
+                lines += [
+                    f"  kubectl's current context is segue-local ({context_in}) until the "
+                    "stack stops:",
+                    "  kubectl get nodes,pods -A",
+                    f"  (or: export KUBECONFIG={self.kube.kubeconfig})",
+                ]
+            else:
+                lines += [
+                    f"  export KUBECONFIG={self.kube.kubeconfig}",
+                    "  kubectl get nodes,pods -A",
+                ]
+            lines.append(f"  kubectl: {self.binaries.kubectl}, helm: {self.binaries.helm}")
             if self.pods is not None:
                 lines.append(f"  pods run as local processes on node {NODE_NAME!r}")
             lines.append("")
@@ -122,9 +135,7 @@ class LocalStack:
             bs = self.kafka.bootstrap_servers
             lines += [
                 f"Apache Kafka (KRaft, single node): bootstrap servers {bs}",
-                f"  kcat -b {bs} -L",
-                '  python -c "from confluent_kafka.admin import AdminClient as A; '
-                f"print(A({{'bootstrap.servers': '{bs}'}}).list_topics(timeout=5).topics)\"",
+                f"  kafka-topics.sh --bootstrap-server {bs} --list",
                 "",
             ]
         return "\n".join(lines)

@@ -171,7 +171,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         config = worker_config.from_sources(flags)
     except ValidationError as exc:
-        print(f"segue worker: invalid configuration:\n{exc}", file=sys.stderr)
+        problems = "\n".join(worker_config.explain(exc))
+        print(f"segue worker: invalid configuration:\n{problems}", file=sys.stderr)
         return 2
     config = config.model_copy(update={"state_dir": Path(_pod_path(str(config.state_dir)))})
     _use_pod_tmpdir()

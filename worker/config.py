@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from segue.protocol import names
 from segue.worker import watchdog
@@ -124,3 +124,17 @@ def from_sources(flags: Mapping[str, Any], env: Mapping[str, str] | None = None)
             values[name] = value
     values["kafka"] = KafkaSettings(kafka)  # masked in the errors of a bad config too
     return WorkerConfig.model_validate(values)
+
+
+def explain(error: ValidationError) -> list[str]:
+    """One line per bad or missing setting, naming its flag and variable (not pydantic's
+    dump, which repeats every input; credentials are masked by KafkaSettings anyway)."""
+    lines = []
+    for problem in error.errors(include_url=False):
+        field = str(problem["loc"][0]) if problem["loc"] else ""
+        where = f"--{field.replace('_', '-')}" if field else "(the configuration)"
+        if field in ENV:
+            where += f" (env {ENV[field]})"
+        said = "missing" if problem["type"] == "missing" else problem["msg"]
+        lines.append(f"  {where}: {said}")
+    return lines

@@ -139,6 +139,16 @@ class Actor:
         self.metrics.learners.labels(*labels).set(plan.learners)
         self.metrics.generation.labels(*labels).set(plan.assessment.generation)
 
+    def acknowledge(self, target: Target, message: str, now: float) -> None:
+        """A new app's first status, before its first look (which waits on Kafka, up to
+        ``--kafka-timeout``): ``Pending``, and ``Balanced`` ``Unknown`` saying what the
+        operator reads, so ``kubectl get`` answers at once."""
+        waiting = Condition("Balanced", "Unknown", "Observing", message)
+        status = StreamAppStatus(
+            phase="Pending", conditions=[condition(waiting, None, target.generation, now)]
+        )
+        self._patch_status(target, {"status": status.model_dump(mode="json", exclude_none=True)})
+
     def refuse(self, target: Target, reason: str, message: str, now: float) -> None:
         """Nothing can be decided: say why in ``Degraded`` (and once as a Warning event),
         and leave everything running as it is. The other conditions stay as last written

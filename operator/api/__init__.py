@@ -14,6 +14,7 @@ from typing import Any
 
 from segue.operator.api.base import (
     API_VERSION,
+    CRD_NAME,
     GROUP,
     KIND,
     PLURAL,
@@ -51,6 +52,7 @@ def render_crd() -> dict[str, Any]:
 
 __all__ = [
     "API_VERSION",
+    "CRD_NAME",
     "GROUP",
     "KIND",
     "PLURAL",

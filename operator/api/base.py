@@ -24,6 +24,7 @@ KIND: Final = "StreamApp"
 PLURAL: Final = "streamapps"
 SINGULAR: Final = "streamapp"
 SHORT_NAME: Final = "sapp"
+CRD_NAME: Final = "streamapps.segue.dev"  # PLURAL.GROUP, the CustomResourceDefinition's name
 
 DNS1123_SUBDOMAIN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
 # resource.Quantity's syntax, as controller-gen writes it into CRDs.

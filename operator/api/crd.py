@@ -22,7 +22,15 @@ from typing import Any
 
 import yaml
 
-from segue.operator.api.base import GROUP, KIND, PLURAL, SHORT_NAME, SINGULAR, VERSION
+from segue.operator.api.base import (
+    CRD_NAME,
+    GROUP,
+    KIND,
+    PLURAL,
+    SHORT_NAME,
+    SINGULAR,
+    VERSION,
+)
 from segue.operator.api.spec import StreamAppSpec
 from segue.operator.api.status import StreamAppStatus
 
@@ -128,7 +136,7 @@ def render_crd() -> dict[str, Any]:
     return {
         "apiVersion": "apiextensions.k8s.io/v1",
         "kind": "CustomResourceDefinition",
-        "metadata": {"name": f"{PLURAL}.{GROUP}"},
+        "metadata": {"name": CRD_NAME},
         "spec": {
             "group": GROUP,
             "scope": "Namespaced",

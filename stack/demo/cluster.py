@@ -12,7 +12,6 @@ pod's address, which is where a ClusterIP would have routed the aggregation laye
 from __future__ import annotations
 
 import subprocess
-import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -29,7 +28,6 @@ from segue.stack.paths import Binaries
 REPO = Path(__file__).resolve().parents[2]
 APP, RELEASE, SYSTEM = "wordcount", "segue", "segue-system"
 INPUT, OUTPUT = "streams-plaintext-input", "streams-wordcount-output"
-SEGUE = str(Path(sys.executable).with_name("segue"))  # what the image's PATH would find
 
 
 class Cluster:
@@ -83,12 +81,27 @@ class Cluster:
         self.helm(
             "install", RELEASE, str(REPO / "charts" / "segue"), "-n", SYSTEM,
             "--create-namespace", "--wait", "--timeout", "180s",
-            "--set", f"command={{{SEGUE}}}",
             "--set", f"watchNamespaces={{{self.namespace}}}",
             "--set", "externalMetrics.port=443",
             "--set-json", "settings.busyInterval=0.3",
         )  # fmt: skip
         self._route_external_metrics()
+
+    def await_operator(self) -> str:
+        """Once the operator's leader (its Lease's holder) is a Ready pod, which it is
+        only once it watches StreamApps; its name. Waits ``settle_timeout`` at most."""
+        coordination: Any = client.CoordinationV1Api(self.api)
+        deadline = time.monotonic() + self.settle_timeout
+        while time.monotonic() < deadline:
+            try:
+                holder = coordination.read_namespaced_lease(RELEASE, SYSTEM).spec.holder_identity
+                if holder and _ready(self.core.read_namespaced_pod(holder, SYSTEM)):
+                    return str(holder)
+            except client.ApiException as exc:
+                if exc.status != 404:  # no lease yet, or its holder's pod is gone
+                    raise
+            time.sleep(0.2)
+        raise TimeoutError(f"no operator replica leads and watches within {self.settle_timeout}s")
 
     def _route_external_metrics(self) -> None:
         pods = self.core.list_namespaced_pod(
@@ -124,12 +137,11 @@ class Cluster:
             future.result(timeout=30)
 
     def deploy(self) -> str:
-        """examples/wordcount.yaml with this stack's brokers and this machine's
-        ``segue``, applied with ``kubectl apply``; its applicationId."""
+        """examples/wordcount.yaml with this stack's brokers, applied with ``kubectl
+        apply``; its applicationId."""
         body = yaml.safe_load((REPO / "examples" / f"{APP}.yaml").read_text())
         spec = body["spec"]
         spec["kafka"]["bootstrapServers"] = self.bootstrap
-        spec["template"]["command"] = [SEGUE, "worker"]
         spec["autoscaling"] = {"catchUpSeconds": 10}  # the burst's backlog: drain it in 10 s
         spec["scaling"]["expansionTimeoutSeconds"] = 5  # new input partitions: act soon
         self.kubectl("apply", "-n", self.namespace, "-f", "-", stdin=yaml.safe_dump(body))

@@ -98,6 +98,8 @@ class Monitor(threading.Thread):
         self._core: Any = client.CoreV1Api(self.api)
         self._consumer = Consumer({"bootstrap.servers": self.bootstrap, "group.id": self.group})
         self._last_owner: dict[str, tuple[tuple[str, str], float]] = {}
+        self.first_status: float | None = None  # the first look at which the app had a status
+        self.first_ready: float | None = None  # ... and at which one of its pods was Ready
 
     def run(self) -> None:
         try:
@@ -171,6 +173,10 @@ class Monitor(threading.Thread):
 
     def _remember(self, look: Look) -> None:
         self.look = look
+        if self.first_status is None and look.status.conditions:
+            self.first_status = look.at
+        if self.first_ready is None and any(p.ready for p in look.pods):
+            self.first_ready = look.at
         for task, owner in look.owners().items():
             last = self._last_owner.get(task)
             if last is not None and last[0] != owner:

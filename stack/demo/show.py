@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import signal
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -35,14 +35,25 @@ NAMESPACE = "demo"
 
 @dataclass(frozen=True)
 class Options:
-    steps: list[script.Step]
-    report: Path
-    workdir: Path | None
-    prefill: int
-    rate: float
-    partitions: int
-    settle_timeout: float
-    live: bool
+    """The show's settings: the full show's by default (the one home of the defaults
+    ``segue stack demo --help`` names), ``--quick``'s with :data:`QUICK` over them."""
+
+    steps: list[script.Step] = field(default_factory=lambda: script.parse_script(script.FULL))
+    report: Path = Path("demo-report")
+    workdir: Path | None = None  # None: a temporary one, removed at the end
+    prefill: int = 200_000
+    rate: float = 200.0
+    partitions: int = 6
+    settle_timeout: float = 300.0
+    live: bool = field(default_factory=is_terminal)
+
+
+# What ``--quick`` changes: a short script on a small prefill (~1.5 minutes).
+QUICK: dict[str, Any] = {
+    "steps": script.parse_script(script.QUICK),
+    "prefill": 20_000,
+    "settle_timeout": 180.0,
+}
 
 
 def _terminate(*_: Any) -> None:
@@ -50,7 +61,8 @@ def _terminate(*_: Any) -> None:
 
 
 def run(options: Options) -> int:
-    signal.signal(signal.SIGTERM, _terminate)
+    for sig in (signal.SIGTERM, signal.SIGHUP):  # SIGHUP: its terminal closed
+        signal.signal(sig, _terminate)
     started = time.time()
     log: list[str] = []
     stack = LocalStack(options.workdir)
@@ -79,7 +91,8 @@ def run(options: Options) -> int:
         print("\ninterrupted: stopping everything ...", flush=True)
         return 130
     finally:
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):  # let the stop finish
+            signal.signal(sig, signal.SIG_IGN)
         for part in reversed(parts):
             part.stop()
         stack.stop()
@@ -98,30 +111,33 @@ def _show(
     view: LiveView | PlainView | None = None
     marks: list[tuple[float, str]] = []
     say("helm install segue charts/segue (the operator, its CRD, the external metrics API)")
+    installing = time.time()
     cluster.install()
+    leader = cluster.await_operator()
+    say(f"operator ready {time.time() - installing:.1f}s after helm install: {leader} leads")
     cluster.topics(options.partitions)
     say(f"prefilling {options.prefill:,} lines over {WORDS} words")
     sent = [produce_lines(cluster.bootstrap, options.prefill, words=WORDS, tag="p")]
+    applied = time.time()
     group = cluster.deploy()
     say(f"kubectl apply -f examples/{APP}.yaml (2 pods)")
-    monitor = Monitor(
-        cluster.api,
-        cluster.namespace,
-        APP,
-        bootstrap=cluster.bootstrap,
-        group=group,
-        input_topic=INPUT,
-    )
-    output = OutputReader(cluster.bootstrap, OUTPUT, f"demo-reader-{time.time_ns()}")
-    cluster.running = lambda task: monitor.look is not None and task in monitor.look.owners()
-    cluster.on_kill = monitor.killed.add
-    cluster.lag = lambda: monitor.look.lag if monitor.look is not None else None
+    monitor, output = _watchers(cluster, group)
     for part in (monitor, output):
         part.start()
         parts.append(part)
     view = LiveView(monitor, output, started) if options.live else PlainView(monitor, started)
     with view:
         cluster.settle(2)
+        # balanced already needs Ready pods; the monitor's next look (twice a second) sees one
+        _wait(lambda: monitor.first_ready is not None, 10, "the monitor seeing a Ready pod")
+        first = {
+            "apply_to_status_s": _since(applied, monitor.first_status),
+            "apply_to_ready_s": _since(applied, monitor.first_ready),
+        }
+        say(
+            f"the app had a status {first['apply_to_status_s']}s after the apply, its first "
+            f"pod Ready {first['apply_to_ready_s']}s after"
+        )
         _wait(lambda: output.count() >= options.prefill, options.settle_timeout, "prefill output")
         say(f"2 pods balanced, prefilled state counted; steady input at {options.rate:.0f}/s")
         producer = text_input(cluster.bootstrap, INPUT, WORDS, options.rate)
@@ -150,8 +166,35 @@ def _show(
         replicas=cluster.replicas,
         hpa_replicas=cluster.hpa_replicas,
         steps=[str(s) for s in options.steps],
+        **first,
         seconds=round(time.time() - started, 1),
     )
+    return _report(options, result, monitor, records, marks=marks, log=log, started=started)
+
+
+def _watchers(cluster: Cluster, group: str) -> tuple[Monitor, OutputReader]:
+    """The monitor of the app and the reader of its output, wired to the cluster's
+    steps (which ask whether a task runs, tell of a kill, and read the lag)."""
+    monitor = Monitor(
+        cluster.api,
+        cluster.namespace,
+        APP,
+        bootstrap=cluster.bootstrap,
+        group=group,
+        input_topic=INPUT,
+    )
+    output = OutputReader(cluster.bootstrap, OUTPUT, f"demo-reader-{time.time_ns()}")
+    cluster.running = lambda task: monitor.look is not None and task in monitor.look.owners()
+    cluster.on_kill = monitor.killed.add
+    cluster.lag = lambda: monitor.look.lag if monitor.look is not None else None
+    return monitor, output
+
+
+def _report(
+    options: Options, result: dict[str, Any], monitor: Monitor, records: Any, *,
+    marks: list[tuple[float, str]], log: list[str], started: float,
+) -> int:  # fmt: skip
+    """The report's HTML and PNGs, then the JSON line; the exit code it implies."""
     options.report.mkdir(parents=True, exist_ok=True)
     measured = pauses(monitor.moves, records)
     pngs = timelines(
@@ -161,8 +204,12 @@ def _show(
     html = write_html(options.report, result, pngs=pngs, log=log, pauses=measured, start=started)
     print(f"report: {html}", flush=True)
     print(json.dumps(result), flush=True)
-    ok = result["records_lost"] == 0 and result["records_duplicated"] == 0 and balanced
+    ok = result["records_lost"] == 0 and result["records_duplicated"] == 0 and result["balanced"]
     return 0 if ok else 1
+
+
+def _since(start: float, at: float | None) -> float | None:
+    return round(at - start, 1) if at is not None else None
 
 
 def _wait(check: Any, timeout: float, what: str) -> None:
@@ -174,14 +221,7 @@ def _wait(check: Any, timeout: float, what: str) -> None:
 
 
 def options_for(quick: bool, **given: Any) -> Options:
-    """The full show's settings, or ``--quick``'s (~2 minutes), then what was given."""
-    base: dict[str, Any] = {
-        "steps": script.parse_script(script.QUICK if quick else script.FULL),
-        "prefill": 20_000 if quick else 200_000,
-        "rate": 200.0,
-        "partitions": 6,
-        "settle_timeout": 180.0 if quick else 300.0,
-        "live": is_terminal(),
-    }
-    base.update({k: v for k, v in given.items() if v is not None})
-    return Options(**base)
+    """The full show's settings, or ``--quick``'s, then what was given: an argument
+    given as None was left out, and keeps the default."""
+    chosen = {k: v for k, v in given.items() if v is not None}
+    return replace(Options(), **{**(QUICK if quick else {}), **chosen})

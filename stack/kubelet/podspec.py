@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import posixpath
 import re
 from collections.abc import Callable, Mapping
@@ -212,6 +213,17 @@ def container_env(
     for name, text in service.items():
         env.setdefault(name, text)
     return env
+
+
+def image_env(environ: Mapping[str, str], interpreter: str) -> dict[str, str]:
+    """The "image" every container starts from: the runner's own environment with the
+    directory of the Python that runs the runner first on ``PATH``, so a pod's
+    ``command: [segue, ...]`` finds this project's ``segue`` (as the image's ``PATH``
+    does) however the stack was started: ``.venv/bin/segue stack up`` with no venv
+    activated, ``make demo`` or pytest."""
+    own = os.path.dirname(interpreter)
+    rest = [d for d in environ.get("PATH", os.defpath).split(os.pathsep) if d and d != own]
+    return {**environ, "PATH": os.pathsep.join([own, *rest])}
 
 
 def process_env(

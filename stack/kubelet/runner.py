@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 import os
+import sys
 import threading
 from pathlib import Path
 from typing import Any
@@ -26,7 +27,7 @@ from segue.stack.kubelet.context import NodeContext
 from segue.stack.kubelet.events import EventRecorder
 from segue.stack.kubelet.logs import KubeletLogServer
 from segue.stack.kubelet.node import LoopbackIpam, capacity, register_node
-from segue.stack.kubelet.podspec import instance_name
+from segue.stack.kubelet.podspec import image_env, instance_name
 from segue.stack.kubelet.supervisor import PodSupervisor
 from segue.stack.kubelet.watch import Watcher
 
@@ -112,7 +113,7 @@ class PodRunner:
             claims=claims,
             events=events,
             ipam=LoopbackIpam(),
-            base_env=dict(os.environ),
+            base_env=image_env(os.environ, sys.executable),
             allocatable=resources,
             **self._settings,  # type: ignore[arg-type]
         )

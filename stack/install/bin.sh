@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Puts the local stack's commands on the virtualenv's PATH (bin.sh VENV_BIN): kubectl and
+# helm (links to the pinned builds) and Kafka's own kafka-*.sh (wrappers that run
+# kafka-tools' main classes), so `. .venv/bin/activate` gives a newcomer every command
+# the README names, at the versions the stack runs. Rewritten on every `make`.
+source "$(dirname "$0")/common.sh"
+bin="${1:?usage: bin.sh VENV_BIN}"
+mkdir -p "$bin"
+ln -sfn "$SEGUE_CACHE/kubernetes-$KUBERNETES_VERSION/bin/kubectl" "$bin/kubectl"
+ln -sfn "$SEGUE_CACHE/helm-$HELM_VERSION/bin/helm" "$bin/helm"
+libs="$SEGUE_CACHE/kafka-tools-$KAFKA_VERSION/libs"
+tool() {  # NAME MAIN-CLASS
+  cat > "$bin/$1" <<WRAPPER
+#!/usr/bin/env bash
+# Apache Kafka's $1 ($2), written by stack/install/bin.sh.
+exec java -Xmx512m -Dlog4j2.configurationFile='$here/kafka-tools/log4j2.properties' \\
+  -cp '$libs/*' $2 "\$@"
+WRAPPER
+  chmod +x "$bin/$1"
+}
+tool kafka-topics.sh org.apache.kafka.tools.TopicCommand
+tool kafka-transactions.sh org.apache.kafka.tools.TransactionsCommand
+tool kafka-console-consumer.sh org.apache.kafka.tools.consumer.ConsoleConsumer
+tool kafka-console-producer.sh org.apache.kafka.tools.ConsoleProducer
+tool kafka-consumer-groups.sh org.apache.kafka.tools.consumer.group.ConsumerGroupCommand

@@ -1,0 +1,98 @@
+"""The local stack's command-line pieces that need no running stack: ``segue stack
+demo``'s options with every flag left out (issue 23: ``--workdir`` left out crashed the
+show), the kubectl config ``segue stack up`` merges into and takes back out, and the
+"image" environment that lets a pod find this project's ``segue``."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import yaml
+
+from segue.cli import build_parser
+from segue.stack import kubecontext
+from segue.stack.cli import demo_options
+from segue.stack.demo import steps
+from segue.stack.demo.show import Options
+from segue.stack.kubelet.podspec import image_env
+
+
+def test_the_demo_with_no_flag_is_the_full_show() -> None:
+    options = demo_options(build_parser().parse_args(["stack", "demo"]))
+    assert options == Options()
+    assert options.workdir is None
+    assert options.report == Path("demo-report")
+    assert [str(s) for s in options.steps] == list(steps.FULL)
+
+
+def test_quick_changes_only_what_it_says_and_a_flag_wins() -> None:
+    quick = demo_options(build_parser().parse_args(["stack", "demo", "--quick"]))
+    assert [str(s) for s in quick.steps] == list(steps.QUICK)
+    assert (quick.prefill, quick.workdir, quick.rate) == (20_000, None, Options().rate)
+    given = demo_options(
+        build_parser().parse_args(["stack", "demo", "--quick", "--prefill", "5", "--plain"])
+    )
+    assert (given.prefill, given.live) == (5, False)
+
+
+def admin(tmp_path: Path) -> Path:
+    path = tmp_path / "admin.kubeconfig"
+    path.write_text(
+        yaml.safe_dump(
+            {
+                "apiVersion": "v1",
+                "kind": "Config",
+                "clusters": [{"name": "x", "cluster": {"server": "https://127.0.0.1:1"}}],
+                "users": [{"name": "segue-admin", "user": {"client-key": "k"}}],
+                "contexts": [{"name": "x", "context": {"cluster": "x", "user": "segue-admin"}}],
+                "current-context": "x",
+            }
+        )
+    )
+    return path
+
+
+def test_the_context_goes_in_current_and_comes_out_leaving_the_rest(tmp_path: Path) -> None:
+    config = tmp_path / "kube" / "config"
+    config.parent.mkdir()
+    mine = {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "clusters": [{"name": "prod", "cluster": {"server": "https://prod"}}],
+        "users": [{"name": "me", "user": {"token": "t"}}],
+        "contexts": [{"name": "prod", "context": {"cluster": "prod", "user": "me"}}],
+        "current-context": "prod",
+    }
+    config.write_text(yaml.safe_dump(mine))
+    merged = kubecontext.merge(config, admin(tmp_path))
+    during = yaml.safe_load(config.read_text())
+    assert during["current-context"] == kubecontext.CONTEXT
+    assert [c["name"] for c in during["contexts"]] == ["prod", kubecontext.CONTEXT]
+    ours = during["contexts"][1]["context"]
+    assert ours == {"cluster": kubecontext.CONTEXT, "user": kubecontext.CONTEXT}
+    assert during["users"][1]["user"] == {"client-key": "k"}
+    assert oct(config.stat().st_mode & 0o777) == "0o600"
+    kubecontext.unmerge(merged)
+    assert yaml.safe_load(config.read_text()) == mine
+
+
+def test_a_config_made_for_the_stack_is_removed_with_it(tmp_path: Path) -> None:
+    config = tmp_path / "home" / ".kube" / "config"
+    merged = kubecontext.merge(config, admin(tmp_path))
+    assert yaml.safe_load(config.read_text())["current-context"] == kubecontext.CONTEXT
+    kubecontext.unmerge(merged)
+    assert not config.exists()
+
+
+def test_kubectl_config_is_the_first_of_kubeconfig_else_home(tmp_path: Path) -> None:
+    env = {"KUBECONFIG": f"{tmp_path}/a{os.pathsep}{tmp_path}/b"}
+    assert kubecontext.kubectl_config(env) == tmp_path / "a"
+    assert kubecontext.kubectl_config({}) == Path.home() / ".kube" / "config"
+
+
+def test_the_image_puts_this_python_first_on_the_path() -> None:
+    env = image_env({"PATH": "/usr/bin:/venv/bin:/bin", "LANG": "C"}, "/venv/bin/python")
+    assert env["PATH"] == "/venv/bin:/usr/bin:/bin"
+    assert env["LANG"] == "C"
+    assert image_env({}, "/v/bin/python")["PATH"].split(os.pathsep)[0] == "/v/bin"
