@@ -21,3 +21,20 @@ log() { printf '[segue-stack] %s\n' "$*" >&2; }
 # half-finished build is redone rather than trusted).
 done_stamp() { [ -f "$1/.installed" ]; }
 mark_done() { date -u +%FT%TZ > "$1/.installed"; }
+
+# kafka_jars DEST POM JAR WHAT: the runtime closure of the Maven project POM (Kafka's
+# version from versions.env) into DEST/libs, checked to hold JAR and stamped; at once
+# when the stamp is there. WHAT says what is being resolved.
+kafka_jars() {
+  local dest="$1" pom="$2" jar="$3" what="$4"
+  if done_stamp "$dest"; then return 0; fi
+  log "resolving $what $KAFKA_VERSION from Maven Central"
+  rm -rf "$dest/libs"
+  mkdir -p "$dest/libs"
+  mvn -B -q -f "$pom" \
+    -Dmaven.repo.local="$SEGUE_CACHE/m2" \
+    -Dkafka.version="${KAFKA_VERSION}" \
+    dependency:copy-dependencies -DincludeScope=runtime -DoutputDirectory="$dest/libs"
+  ls "$dest/libs" | grep -q "^$jar$" || { log "$jar missing"; exit 1; }
+  mark_done "$dest"
+}
