@@ -37,6 +37,32 @@ class Facts:
     scaling_message: str
 
 
+def _balanced(
+    f: Facts, suspended: bool, balanced: bool, learning: int, scaling: str | None
+) -> Condition:
+    if suspended:
+        return Condition(
+            "Balanced",
+            "True",
+            "Suspended",
+            "replicas is 0: every task was handed off and no pod runs",
+        )
+    if balanced:
+        return Condition("Balanced", "True", "Balanced", "every task is on its target member")
+    if f.generation == 0:  # nothing placed yet: say what the first assignment waits for
+        why = scaling or (
+            "; ".join(d.message for d in f.degradations)
+            or "waiting for a worker to describe the application's topology"
+        )
+        return Condition("Balanced", "False", "Unassigned", f"no assignment published yet: {why}")
+    return Condition(
+        "Balanced",
+        "False",
+        "NotBalanced",
+        f"{f.pending} task(s) not yet on their target member, {learning} learning",
+    )
+
+
 def assess(f: Facts) -> Assessment:
     summaries = []
     for name in sorted(f.roles, key=member_sort_key):
@@ -69,16 +95,7 @@ def assess(f: Facts) -> Assessment:
     suspended = f.suspended and not scaling and not degraded and not f.members
     balanced = suspended or (not scaling and not degraded and f.generation > 0 and f.pending == 0)
     conditions = (
-        Condition(
-            "Balanced",
-            "True" if balanced else "False",
-            "Suspended" if suspended else "Balanced" if balanced else "NotBalanced",
-            "replicas is 0: every task was handed off and no pod runs"
-            if suspended
-            else "every task is on its target member"
-            if balanced
-            else f"{f.pending} task(s) not yet on their target member, {learning} learning",
-        ),
+        _balanced(f, suspended, balanced, learning, message if scaling else None),
         Condition(
             "Scaling",
             "True" if scaling else "False",

@@ -65,6 +65,9 @@ def test_a_new_app_has_a_status_before_the_first_look_ends(
 
     body = manifest("nokafka")
     body["spec"]["kafka"]["bootstrapServers"] = NOWHERE
+    # A declared topology, so the first look asks Kafka for its topics at once (without
+    # one it would wait for a worker to describe it and touch Kafka only then)
+    body["spec"]["topology"] = {"subTopologies": [{"id": 0, "sourceTopics": ["text"]}]}
     applied = time.monotonic()
     apps.create(body)
     took = wait_for(
