@@ -45,14 +45,22 @@ def active_balance(problem: Problem, eligible: list[int]) -> ActiveBalance:
     )
 
 
+# The tiers of a placement's cost, highest first (docs/assignor.md, "Costs").
+MOVES, RESTORE, PREFERENCE = 0, 1, 2
+
+
 def active_tiers(problem: Problem) -> Tiers:
-    """Tiers: bytes (or tasks) to restore, then tasks moved, then the learner preference."""
+    """Tiers: tasks moved, then bytes (or tasks) to restore, then the learner preference.
+
+    Moves come first: a caught-up copy elsewhere is where a task goes when it must move,
+    never a reason to move it (issue 24; seed 001's "maximum overlap with the current
+    assignment" among the balanced ones)."""
     count = len(problem.task_ids)
     stateful = sum(problem.stateful)
     if problem.sizes_known:
         total_bytes = sum(b or 0 for b in problem.state_bytes)
-        return fold([0, count, 2 * count], bytes_tier=0, bytes_total=total_bytes)
-    return fold([stateful, count, 2 * count])
+        return fold([count, 0, 2 * count], bytes_tier=RESTORE, bytes_total=total_bytes)
+    return fold([count, stateful, 2 * count])
 
 
 def task_weight(problem: Problem, task: int, tiers: Tiers) -> int:
@@ -78,7 +86,7 @@ def active_arcs(
 ) -> tuple[int, tuple[tuple[int, int], ...]]:
     """``(hub cost, ((eligible position, cost), ...))`` of one task's candidate placements."""
     weight = task_weight(problem, task, tiers)
-    hub = tiers.cost(weight, 1, PREFER_NONE)
+    hub = tiers.cost(1, weight, PREFER_NONE)
     own = problem.owner[task]
     arcs: dict[int, int] = {}
     if own in position:
@@ -88,11 +96,11 @@ def active_arcs(
         for m in problem.lags[task]:
             if m in position and m != own:
                 prefer = PREFER_LEARNER if m in learners else PREFER_LOCAL
-                arcs[position[m]] = tiers.cost(copy_weight(problem, task, m, tiers), 1, prefer)
+                arcs[position[m]] = tiers.cost(1, copy_weight(problem, task, m, tiers), prefer)
         for members, prefer in ((learners, PREFER_LEARNER), (problem.standbys[task], PREFER_LOCAL)):
             for m in members:
                 if m in position and m != own and position[m] not in arcs:
-                    arcs[position[m]] = tiers.cost(weight, 1, prefer)
+                    arcs[position[m]] = tiers.cost(1, weight, prefer)
     return hub, tuple(sorted((e, c) for e, c in arcs.items() if c < hub))
 
 

@@ -76,6 +76,9 @@ class AssignRequest(_Strict):
     current: dict[MemberIdStr, MemberTasks] = Field(default_factory=dict)
     lags: dict[MemberIdStr, dict[TaskIdStr, NonNegativeInt]] = Field(default_factory=dict)
     config: AssignmentConfig = Field(default_factory=AssignmentConfig)
+    hold: dict[TaskIdStr, MemberIdStr] = Field(default_factory=dict)
+    """Target actives to keep instead of solving for them, task -> member (the scaling
+    state machine's held target, docs/assignor.md "Holding a target"); empty: solve."""
 
 
 class TargetTasks(_Strict):

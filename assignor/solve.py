@@ -9,6 +9,7 @@ every reconcile, the simulator every tick, ``segue assign`` once.
 from __future__ import annotations
 
 from .actives import active_tiers, place_actives
+from .hold import held_actives
 from .model import AssignedTasks, AssignRequest, Decision, Stats, TargetTasks
 from .movement import Movement, plan_movement
 from .problem import NO_MEMBER, Problem, build_problem
@@ -16,14 +17,16 @@ from .standbys import StandbyPlan, place_standbys
 
 
 def assign(request: AssignRequest) -> Decision:
-    """The balanced target, the immediate assignment towards it, and their stats."""
-    return solve(build_problem(request))
+    """The balanced target (or the one held, :mod:`.hold`), the immediate assignment
+    towards it, and their stats."""
+    problem = build_problem(request)
+    return solve(problem, held_actives(problem, request.hold) if request.hold else None)
 
 
-def solve(problem: Problem) -> Decision:
+def solve(problem: Problem, held: list[int] | None = None) -> Decision:
     eligible = problem.eligible()
     tiers = active_tiers(problem)
-    target = place_actives(problem, eligible, tiers)
+    target = held if held is not None else place_actives(problem, eligible, tiers)
     plan = place_standbys(problem, eligible, target)
     movement = plan_movement(problem, target, plan.standbys)
     return Decision.model_construct(

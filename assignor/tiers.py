@@ -1,6 +1,6 @@
 """Lexicographic costs folded into one integer, as the min-cost-flow solver needs.
 
-A placement is judged tier by tier (for actives: bytes to restore, then tasks moved, then the
+A placement is judged tier by tier (for actives: tasks moved, then bytes to restore, then the
 preference for running learners), so each tier's weight must exceed the largest total every
 lower tier can reach. When state sizes are large the product would overflow the solver's
 64-bit costs; sizes are then counted in units of ``quantum`` bytes (a power of two), which

@@ -104,6 +104,9 @@ class SegueApp:
             acceptableRecoveryLag=10_000,
             maxWarmupReplicas=2,
             numStandbyReplicas=1,
+            # the default, not the tests' 5 s: under the starting pods' CPU load a third
+            # pod reported after 5 s and split one scale into two batches (issue 24)
+            expansionTimeoutSeconds=30,
         )
         self.application = self.body["spec"]["applicationId"]
         self.apps = Apps(api, namespace)

@@ -18,6 +18,8 @@ from segue.operator.api.status import (
     AutoscalingStatus,
     Condition,
     Handover,
+    HeldTarget,
+    LearnerProgress,
     MemberStatus,
     ScalingMemory,
     StreamAppStatus,
@@ -28,7 +30,7 @@ from segue.operator.api.status import (
 )
 from segue.operator.scaling import Condition as Decided
 from segue.operator.scaling import Handover as Tracked
-from segue.operator.scaling import Memory, Plan
+from segue.operator.scaling import Held, Memory, Plan, Progress
 
 
 def memory_from_status(status: StreamAppStatus | None) -> Memory:
@@ -41,9 +43,35 @@ def memory_from_status(status: StreamAppStatus | None) -> Memory:
         forced_at=from_timestamp(scaling.forced_at) if scaling.forced_at else None,
         rolling={k: from_timestamp(v) for k, v in scaling.rolling.items()},
         refenced={k: from_timestamp(v) for k, v in scaling.refenced.items()},
+        held=_held_from(scaling.held),
         last_scale=(
             from_timestamp(status.last_scale_time) if status and status.last_scale_time else None
         ),
+    )
+
+
+def _held_from(held: HeldTarget | None) -> Held | None:
+    if held is None:
+        return None
+    return Held(
+        moves=dict(held.moves),
+        basis=dict(held.basis),
+        progress={
+            t: Progress(p.member, p.lag, from_timestamp(p.since)) for t, p in held.progress.items()
+        },
+    )
+
+
+def _held_to(held: Held | None) -> HeldTarget | None:
+    if held is None:
+        return None
+    return HeldTarget(
+        moves=dict(held.moves),
+        basis=dict(held.basis),
+        progress={
+            t: LearnerProgress(member=p.member, lag=p.lag, since=to_timestamp(p.since))
+            for t, p in held.progress.items()
+        },
     )
 
 
@@ -108,6 +136,7 @@ def build_status(
             forced_at=to_timestamp(memory.forced_at) if memory.forced_at is not None else None,
             rolling={k: to_timestamp(v) for k, v in memory.rolling.items()},
             refenced={k: to_timestamp(v) for k, v in memory.refenced.items()},
+            held=_held_to(memory.held),
         ),
         autoscaling=autoscaling or (previous.autoscaling if previous else None),
     )

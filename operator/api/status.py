@@ -120,6 +120,29 @@ class Handover(StatusModel):
     """When the generation that moves it was published."""
 
 
+class LearnerProgress(StatusModel):
+    """A learner's best lag so far and when it last dropped."""
+
+    member: str
+    """The member learning the task."""
+    lag: int = Field(ge=0)
+    """Its lowest changelog lag so far, in records."""
+    since: Timestamp
+    """When that lag was first seen; no drop for 30 s plans the target afresh."""
+
+
+class HeldTarget(StatusModel):
+    """The target kept while its learners progress; planned afresh only when membership,
+    partitions, capacity or the spec change, a member of it fails or a learner stalls."""
+
+    moves: dict[str, str] = {}
+    """Tasks not yet on their target member, and that member."""
+    basis: dict[str, str] = {}
+    """Digests of what the target was planned for: members, tasks, capacity, spec."""
+    progress: dict[str, LearnerProgress] = {}
+    """Each running learner's progress, by task id."""
+
+
 class ScalingMemory(StatusModel):
     """The operator's scaling progress, kept here so a restarted operator resumes it."""
 
@@ -138,6 +161,8 @@ class ScalingMemory(StatusModel):
     refenced: dict[str, Timestamp] = {}
     """Tasks published again because their owner reported them fenced, and when; a task
     fenced again is published again only 30 s after that."""
+    held: HeldTarget | None = None
+    """The target kept while its learners progress (absent when the app is at its target)."""
 
 
 class AutoscalingStatus(StatusModel):

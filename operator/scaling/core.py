@@ -20,9 +20,11 @@ from .assessment import Facts, assess
 from .events import degraded_events, membership_events, publish_events
 from .faults import fault_degradations, member_faults
 from .handovers import track_handovers
-from .inventory import Degradation, Inventory, take_inventory
+from .hold import placement as hold_placement
+from .inventory import Degradation, Inventory, inventory_of
 from .model import (
     Event,
+    Held,
     MemberRole,
     Memory,
     Plan,
@@ -30,7 +32,7 @@ from .model import (
     Roles,
     World,
 )
-from .placement import build_request, cheapest_to_remove, lags, place
+from .placement import build_request, cheapest_to_remove, lags
 from .publication import publication, refence
 from .rollout import Rollout, handing_over, plan_rollout, restart_events, restarts
 from .roster import Roster, plan_roster
@@ -38,7 +40,7 @@ from .roster import Roster, plan_roster
 
 def decide(world: World) -> Plan:
     published, policy, now = world.published, world.policy, world.now
-    inventory = _tasks(world)
+    inventory = inventory_of(world)
     degradations = list(inventory.degradations)
     events = [Event("Normal", "PartitionsExpanded", m) for m in inventory.expanded]
 
@@ -74,9 +76,10 @@ def decide(world: World) -> Plan:
     )
     events += rollout.events
 
-    placed, decision = _placement(
-        world, inventory, members_in, leaving | handing_over(rollout), degradations
-    )
+    placed, decision, held = _placement(
+        world, inventory, members_in, leaving | handing_over(rollout), degradations=degradations,
+        events=events,
+    )  # fmt: skip
 
     departed = _departures(world, roster, placed, forced) if placed is not None else []
     fenced = refence(world)
@@ -113,6 +116,7 @@ def decide(world: World) -> Plan:
         last_scale=now if roster.scaled else world.memory.last_scale,
         rolling=rollout.rolling,
         refenced=fenced.memory(world, publish is not None),
+        held=held,
     )
     facts = _facts(
         world,
@@ -161,40 +165,26 @@ def _placement(
     inventory: Inventory,
     members_in: list[str],
     leaving: set[str],
+    *,
     degradations: list[Degradation],
-) -> tuple[dict[str, Roles] | None, Decision | None]:
-    """The assignor's placement; suspended (0 replicas): every task released, none taken."""
+    events: list[Event],
+) -> tuple[dict[str, Roles] | None, Decision | None, Held | None]:
+    """The assignor's placement (towards the held target while it stands, :mod:`.hold`);
+    suspended (0 replicas): every task released, none taken."""
     published = world.published
     if world.replicas == 0:
-        return ({m: Roles() for m in members_in} if published is not None else None), None
+        return ({m: Roles() for m in members_in} if published is not None else None), None, None
     if not members_in or not (inventory.tasks or published is not None):
-        return None, None
+        return None, None, None
     stalled = {m: set(pod.faults) for m, pod in world.pods.items() if pod.faults}
     try:
-        return place(
-            build_request(world, inventory, members_in, leaving, published), world.policy, stalled
-        )
+        request = build_request(world, inventory, members_in, leaving, published)
+        placed, decision, held, replanned = hold_placement(world, request, stalled)
     except AssignorError as refused:
         degradations.append(Degradation("AssignorRejected", str(refused)))
-        return None, None
-
-
-def _tasks(world: World) -> Inventory:
-    if world.subtopologies is not None:
-        return take_inventory(world.subtopologies, world.partitions, world.published)
-    held = world.published.members.values() if world.published else ()
-    tasks = {t: True for r in held for t in r.tasks()}
-    why = world.topology_error or "no pod has reported it yet"
-    return Inventory(
-        tasks,
-        {t: () for t in tasks},
-        dict(world.published.partition_map) if world.published else {},
-        degradations=[
-            Degradation("TopologyUnknown", f"the application's topology is unknown: {why}")
-        ]
-        if world.published is not None or world.topology_error
-        else [],
-    )
+        return None, None, None
+    events += replanned
+    return placed, decision, held
 
 
 def _gone(world: World, member: str) -> bool:

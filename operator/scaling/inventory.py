@@ -19,7 +19,7 @@ from segue.assignor import ExpansionRefused, SourceTopic, expand_partitions
 from segue.protocol.tasks import Expansion, task_id
 from segue.protocol.topology import SubTopologyDescription
 
-from .model import Published
+from .model import Published, World
 
 
 @dataclass(frozen=True)
@@ -124,3 +124,23 @@ def _published_count(sub: int, published: Published | None) -> int:
         if t.startswith(prefix)
     }
     return max(ids) + 1 if ids else 0
+
+
+def inventory_of(world: World) -> Inventory:
+    """The task set of this look: from the topology the pods report, else (unknown yet)
+    the tasks the published assignment names, with why it is unknown."""
+    if world.subtopologies is not None:
+        return take_inventory(world.subtopologies, world.partitions, world.published)
+    held = world.published.members.values() if world.published else ()
+    tasks = {t: True for r in held for t in r.tasks()}
+    why = world.topology_error or "no pod has reported it yet"
+    return Inventory(
+        tasks,
+        {t: () for t in tasks},
+        dict(world.published.partition_map) if world.published else {},
+        degradations=[
+            Degradation("TopologyUnknown", f"the application's topology is unknown: {why}")
+        ]
+        if world.published is not None or world.topology_error
+        else [],
+    )

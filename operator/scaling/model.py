@@ -97,6 +97,25 @@ class Handover:
 
 
 @dataclass(frozen=True)
+class Progress:
+    """A learner's best lag so far and when it last dropped (:mod:`.hold`)."""
+
+    member: str
+    lag: int
+    since: float
+
+
+@dataclass(frozen=True)
+class Held:
+    """The target kept while its learners progress (:mod:`.hold`): only what differs from
+    the published owners, what it was planned for, and its learners' progress."""
+
+    moves: Mapping[str, str] = field(default_factory=dict)  # task -> target, not there yet
+    basis: Mapping[str, str] = field(default_factory=dict)  # part -> digest (hold.PARTS)
+    progress: Mapping[str, Progress] = field(default_factory=dict)  # learner task -> progress
+
+
+@dataclass(frozen=True)
 class Memory:
     """What the machine remembers between steps (stored in ``status.scaling``)."""
 
@@ -108,6 +127,7 @@ class Memory:
     last_scale: float | None = None  # when the last scale action started (status.lastScaleTime)
     rolling: Mapping[str, float] = field(default_factory=dict)  # member -> handing over since
     refenced: Mapping[str, float] = field(default_factory=dict)  # task -> published again at
+    held: Held | None = None  # the target kept while its learners progress
 
 
 @dataclass(frozen=True)

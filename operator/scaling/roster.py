@@ -193,5 +193,15 @@ def _admit(world: World, roster: Roster) -> None:
             roster.joining[j] = world.now  # late: the next batch starts now
         if roster.joining:
             roster.deadlines.append(world.now + world.policy.expansion_timeout)
+            late = sorted(roster.joining, key=member_sort_key)
+            roster.events.append(
+                Event(
+                    "Normal",
+                    "JoinDeferred",
+                    f"{', '.join(late)} did not report within expansionTimeoutSeconds="
+                    f"{world.policy.expansion_timeout:g}s: {', '.join(roster.admitted)} join "
+                    f"now, {', '.join(late)} with the next batch",
+                )
+            )
     else:
         roster.deadlines.append(deadline)

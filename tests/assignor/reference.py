@@ -114,7 +114,7 @@ class View:
         if m == own:
             return (0, 0, 0)
         if not self.stateful(t):
-            return (0, 1, 2)
+            return (1, 0, 2)
         restore = self.to_restore(t, m)
         if m in self.learners[t]:
             prefer = 0
@@ -122,7 +122,7 @@ class View:
             prefer = 1
         else:
             prefer = 2
-        return (restore, 1, prefer)
+        return (1, restore, prefer)  # moves, then restore, then the preference
 
     def standby_cost(self, t: str, active: str, m: str) -> tuple[int, int, int, int]:
         rack = self.members[active].get("rack")

@@ -7,7 +7,7 @@ from typing import Any
 from segue.operator.act import objects
 from segue.operator.act.status_patch import build_status, memory_from_status, status_patch
 from segue.operator.api import StreamAppSpec, StreamAppStatus
-from segue.operator.scaling import Assessment, Condition, Handover, Memory, Plan
+from segue.operator.scaling import Assessment, Condition, Handover, Held, Memory, Plan, Progress
 
 
 def spec(**extra: Any) -> StreamAppSpec:
@@ -158,6 +158,29 @@ def test_status_drops_forgotten_keys_and_keeps_transition_times() -> None:
     back = memory_from_status(status)
     assert back.leaving == {"wc-1": 1_800_000_000.5}
     assert back.handovers == {"0_1": Handover("wc-0", 5.0)}
+
+
+def test_the_held_target_round_trips_through_the_status() -> None:
+    held = Held(
+        moves={"1_3": "wc-2"},
+        basis={"members": "ab12", "tasks": "cd34", "capacity": "ef56", "spec": "0789"},
+        progress={"1_3": Progress("wc-2", 420, 1_800_000_000.5)},
+    )
+    status = build_status(plan(Memory(held=held), ()), "wc", None, 1, 1.9e9)
+    assert memory_from_status(status).held == held
+    wire = status_patch(status, None)["status"]["scaling"]["held"]
+    assert wire["progress"]["1_3"] == {
+        "member": "wc-2",
+        "lag": 420,
+        "since": "2027-01-15T08:00:00.500000Z",
+    }
+    settled = build_status(plan(Memory(), ()), "wc", status, 1, 1.9e9)
+    assert (
+        status_patch(settled, status.model_dump(mode="json", exclude_none=True))["status"][
+            "scaling"
+        ]["held"]
+        is None
+    )  # merge patch: gone once settled
 
 
 def test_status_times_are_rfc3339_utc_and_last_scale_time_is_written() -> None:

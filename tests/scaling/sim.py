@@ -32,6 +32,7 @@ class SimPod:
     stuck: bool = False  # never restores anything
     faults: dict[str, TaskFault] = field(default_factory=dict)  # tasks it cannot run
     template: str = ""  # the template hash it was built from
+    late: int = 0  # steps it takes to come up beyond the first (a pod that starts slowly)
 
 
 @dataclass
@@ -53,6 +54,7 @@ class Sim:
     memory: Memory = field(default_factory=Memory)
     conditions: dict[str, Condition] = field(default_factory=dict)
     plans: list[Plan] = field(default_factory=list)
+    late: dict[str, int] = field(default_factory=dict)  # pod -> extra steps it takes to start
 
     def world(self) -> World:
         ends = {}
@@ -114,14 +116,15 @@ class Sim:
         for name in plan.delete_pods:
             self.pods.pop(name, None)
         for name in plan.create_pods:
-            self.pods.setdefault(name, SimPod(template=self.template))
+            self.pods.setdefault(name, SimPod(template=self.template, late=self.late.get(name, 0)))
         self.memory = plan.memory
         self.conditions = {c.type: c for c in plan.assessment.conditions}
 
     def _advance(self) -> None:
         for name, pod in self.pods.items():
             if not pod.alive:
-                pod.alive = True
+                pod.alive = pod.late <= 0
+                pod.late -= 1
                 continue
             if self.published is None or name not in self.published.members:
                 continue

@@ -122,3 +122,40 @@ def test_the_document_round_trips_and_is_deterministic() -> None:
     assert decode(encode(replace(published, partition_map={}), "wc")).partition_map == {}
     with pytest.raises(DocumentError, match=r"assignment\.json\.gz"):
         decode(b"not gzip")
+
+
+def joined_in(sim: Sim, new: set[str]) -> list[set[str]]:
+    """The new members each publication brought in, in order (batches of joiners)."""
+    seen: set[str] = set()
+    batches = []
+    for plan in sim.plans:
+        if plan.publish is None:
+            continue
+        came = (set(plan.publish.members) & new) - seen
+        if came:
+            batches.append(came)
+            seen |= came
+    return batches
+
+
+def test_the_pods_of_one_scale_join_in_one_batch_even_when_one_starts_late() -> None:
+    sim = Sim(replicas=3, rate=400)
+    sim.run()
+    sim.replicas = 6
+    sim.late = {"wc-5": 10}  # well within expansionTimeoutSeconds (30 steps of 1 s)
+    sim.run()
+    assert joined_in(sim, {"wc-3", "wc-4", "wc-5"}) == [{"wc-3", "wc-4", "wc-5"}]
+    assert not sim.events("JoinDeferred")
+
+
+def test_a_pod_past_the_expansion_timeout_joins_the_next_batch_and_says_so() -> None:
+    sim = Sim(replicas=3, rate=400).with_policy(expansion_timeout=5.0)
+    sim.run()
+    sim.replicas = 6
+    sim.late = {"wc-5": 10}
+    sim.run()
+    assert joined_in(sim, {"wc-3", "wc-4", "wc-5"}) == [{"wc-3", "wc-4"}, {"wc-5"}]
+    assert sim.events("JoinDeferred") == [
+        "wc-5 did not report within expansionTimeoutSeconds=5s: wc-3, wc-4 join now, "
+        "wc-5 with the next batch"
+    ]

@@ -1,0 +1,68 @@
+"""A held target: the actives a caller keeps from an earlier decision instead of a new solve.
+
+Each solve is an exact optimum for the moment it looks at, but a sequence of them is not
+stable: a copy that caught up since the last look is a new zero-restore home, so a target
+could change under learners halfway through their restore (issue 24). The scaling state
+machine therefore holds a published target while its learners progress and passes it
+back as ``AssignRequest.hold``; :func:`.solve.assign` then skips :mod:`.actives` and plans
+the standbys and the movement towards it. The hold must still fit the request exactly
+(every task, each on an eligible member, the three balances met): what does not is refused
+naming the item, and the caller plans afresh. Nothing here repairs a hold, which would be a
+new target under an old name.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from .actives import active_balance
+from .errors import InvalidRequest
+from .problem import NO_MEMBER, Problem
+
+
+def held_actives(problem: Problem, hold: Mapping[str, str]) -> list[int]:
+    """Member index of each task's held target active; raises :class:`InvalidRequest`."""
+    index = {name: t for t, name in enumerate(problem.task_ids)}
+    position = {state.id: m for m, state in enumerate(problem.members)}
+    target = [NO_MEMBER] * len(problem.task_ids)
+    for name, member in sorted(hold.items()):
+        t = index.get(name)
+        if t is None:
+            raise InvalidRequest(f"hold names task {name!r}, which is not in tasks")
+        m = position.get(member)
+        if m is None:
+            raise InvalidRequest(f"hold puts task {name!r} on {member!r}, which is not in members")
+        if problem.members[m].leaving:
+            raise InvalidRequest(f"hold puts task {name!r} on {member!r}, which is leaving")
+        target[t] = m
+    missing = [problem.task_ids[t] for t, m in enumerate(target) if m == NO_MEMBER]
+    if missing:
+        more = f" and {len(missing) - 5} more" if len(missing) > 5 else ""
+        shown = ", ".join(missing[:5]) + more
+        raise InvalidRequest(f"hold leaves out task(s) {shown}")
+    _check_balance(problem, target)
+    return target
+
+
+def _check_balance(problem: Problem, target: list[int]) -> None:
+    eligible = problem.eligible()
+    balance = active_balance(problem, eligible)
+    counts: dict[tuple[str, int], int] = {}
+    for t, m in enumerate(target):
+        kinds = ("all", "stateful" if problem.stateful[t] else "", f"g{problem.subtopology[t]}")
+        for kind in kinds:
+            if kind:
+                counts[(kind, m)] = counts.get((kind, m), 0) + 1
+    for e, m in enumerate(eligible):
+        checks = [("tasks", balance.total, counts.get(("all", m), 0))]
+        checks.append(("stateful tasks", balance.stateful, counts.get(("stateful", m), 0)))
+        checks += [
+            (f"tasks of sub-topology {g}", bounds, counts.get((f"g{g}", m), 0))
+            for g, bounds in balance.per_group.items()
+        ]
+        for what, bounds, n in checks:
+            if not bounds.admits(e, n):
+                raise InvalidRequest(
+                    f"hold is not balanced: {problem.members[m].id!r} holds {n} {what}, "
+                    f"bounds [{bounds.lower[e]}, {bounds.upper[e]}]"
+                )

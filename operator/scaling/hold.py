@@ -1,0 +1,152 @@
+"""The held target: a published target kept while its learners make progress (issue 24).
+
+Every look could solve afresh, but each solve is an optimum for its own moment only: a
+copy that caught up since the last look is a new zero-restore home, so a fresh target
+could move a task twice within one scale or switch a learner halfway through its
+restore. So the machine remembers the target it planned (:class:`Held`, in
+``Memory.held``) and hands it back to the assignor (``AssignRequest.hold``) until one of
+these changes, and then plans afresh with an event that says which:
+
+- membership: who is in the assignment, who is leaving;
+- partitions: the task set;
+- capacity: a member's threads or rack;
+- the spec: the scaling settings the assignor reads;
+- a member of the target fails (its pod is gone, failed or not reporting);
+- a learner makes no progress (its lag does not drop) for :data:`STALL_SECONDS`;
+- the assignor refuses the hold (it no longer fits, naming why).
+
+Only what differs from the published owners is stored (``moves``), so the status stays
+small; a settled app holds nothing. :mod:`.core` calls :func:`placement`; the assignor's
+side is ``segue.assignor.hold``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+
+from segue.assignor import AssignorError, AssignRequest, Decision
+
+from .model import Event, Held, Policy, Progress, Roles, World
+from .placement import place
+
+STALL_SECONDS = 30.0  # a learner whose lag has not dropped for this long is stalled
+
+
+# basis part -> how a change of it is said in the event
+PARTS = {
+    "members": "membership changed",
+    "tasks": "partitions changed",
+    "capacity": "a member's capacity changed",
+    "spec": "the spec's scaling settings changed",
+}
+
+
+def basis(request: AssignRequest, policy: Policy) -> dict[str, str]:
+    """Digests of what a target is planned for (:data:`PARTS`)."""
+    parts = {
+        "members": sorted((m.id, m.leaving) for m in request.members),
+        "tasks": sorted((t.id, t.stateful) for t in request.tasks),
+        "capacity": sorted((m.id, m.capacity, m.rack or "") for m in request.members),
+        "spec": [request.config.model_dump(mode="json"), policy.learner_promotion],
+    }
+    return {k: _digest(v) for k, v in parts.items()}
+
+
+def _digest(value: object) -> str:
+    text = json.dumps(value, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def placement(
+    world: World, request: AssignRequest, stalled: Mapping[str, set[str]]
+) -> tuple[dict[str, Roles], Decision, Held | None, list[Event]]:
+    """The placement, with the held target if it still stands; the target to hold next
+    (None once settled) and the event of a re-plan."""
+    held = world.memory.held
+    now_basis = basis(request, world.policy)
+    progress = _progress(world, request, held)
+    reason = _replan_reason(world, request, held, now_basis, progress) if held else None
+    events: list[Event] = []
+    placed = decision = None
+    if held is not None and reason is None:
+        try:
+            placed, decision = place(
+                request.model_copy(update={"hold": _target(request, held)}), world.policy, stalled
+            )
+        except AssignorError as refused:
+            reason = f"the held target no longer fits: {refused}"
+    if placed is None or decision is None:
+        placed, decision = place(request, world.policy, stalled)
+    if reason is not None:
+        events.append(Event("Normal", "TargetReplanned", f"the target is planned again: {reason}"))
+        progress = {t: Progress(p.member, p.lag, world.now) for t, p in progress.items()}
+    return placed, decision, _next(request, decision, now_basis, progress), events
+
+
+def _target(request: AssignRequest, held: Held) -> dict[str, str]:
+    owner = {t: m for m, roles in request.current.items() for t in roles.active}
+    return {t.id: held.moves.get(t.id, owner.get(t.id, "")) for t in request.tasks}
+
+
+def _replan_reason(
+    world: World,
+    request: AssignRequest,
+    held: Held,
+    now_basis: Mapping[str, str],
+    progress: Mapping[str, Progress],
+) -> str | None:
+    changed = [part for part in PARTS if held.basis.get(part) != now_basis[part]]
+    if "members" in changed and "capacity" in changed:  # the capacity digest names members
+        changed.remove("capacity")
+    if changed:
+        return "; ".join(PARTS[part] for part in changed)
+    for member in sorted(set(held.moves.values())):
+        pod = world.pods.get(member)
+        if pod is None or pod.failed or pod.terminating:  # a silent one: see the stall
+            return f"{member}, a member of the target, failed (its pod is gone)"
+    for task, p in sorted(progress.items()):
+        if world.now - p.since >= STALL_SECONDS:
+            return (
+                f"the learner of {task} on {p.member} made no progress for "
+                f"{world.now - p.since:.0f}s ({p.lag} records behind)"
+            )
+    owned = {t for roles in request.current.values() for t in roles.active}
+    missing = sorted(t.id for t in request.tasks if t.id not in owned and t.id not in held.moves)
+    if missing:
+        return f"task(s) without an owner or a target: {', '.join(missing[:5])}"
+    return None
+
+
+def _progress(world: World, request: AssignRequest, held: Held | None) -> dict[str, Progress]:
+    """Each running learner's best lag and when it last dropped (new learners: now)."""
+    before = held.progress if held else {}
+    out: dict[str, Progress] = {}
+    for member, roles in request.current.items():
+        for task in roles.learning:
+            lag = request.lags.get(member, {}).get(task)
+            if lag is None:
+                continue
+            was = before.get(task)
+            if was is None or was.member != member or lag < was.lag:
+                out[task] = Progress(member, lag, world.now)
+            else:
+                out[task] = was
+    return out
+
+
+def _next(
+    request: AssignRequest,
+    decision: Decision,
+    now_basis: Mapping[str, str],
+    progress: Mapping[str, Progress],
+) -> Held | None:
+    owner = {t: m for m, roles in request.current.items() for t in roles.active}
+    moves = {
+        t: m for m, roles in decision.target.items() for t in roles.active if owner.get(t) != m
+    }
+    if not moves:
+        return None  # at the target: nothing to hold, the next change plans afresh
+    learning = {t for roles in decision.assignment.values() for t in roles.learning}
+    return Held(moves, dict(now_basis), {t: p for t, p in progress.items() if t in learning})
