@@ -13,7 +13,7 @@ new target under an old name.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from .actives import active_balance
 from .errors import InvalidRequest
@@ -42,6 +42,42 @@ def held_actives(problem: Problem, hold: Mapping[str, str]) -> list[int]:
         raise InvalidRequest(f"hold leaves out task(s) {shown}")
     _check_balance(problem, target)
     return target
+
+
+def held_standbys(
+    problem: Problem, target: list[int], hold: Mapping[str, Sequence[str]], replicas: int
+) -> list[tuple[int, ...]]:
+    """Member indexes of each task's held target standbys; raises :class:`InvalidRequest`.
+    Every stateful task needs ``replicas`` of them on distinct members that are in the
+    assignment, not leaving, and not its held active's."""
+    index = {name: t for t, name in enumerate(problem.task_ids)}
+    position = {state.id: m for m, state in enumerate(problem.members)}
+    out: list[tuple[int, ...]] = [() for _ in problem.task_ids]
+    for name, members in sorted(hold.items()):
+        t = index.get(name)
+        if t is None or not problem.stateful[t]:
+            raise InvalidRequest(f"hold_standbys names task {name!r}, not a stateful task")
+        found = []
+        for member in members:
+            m = position.get(member)
+            if m is None or problem.members[m].leaving:
+                raise InvalidRequest(
+                    f"hold_standbys puts task {name!r} on {member!r}, not a member staying"
+                )
+            if m == target[t] or m in found:
+                raise InvalidRequest(f"hold_standbys puts task {name!r} twice on {member!r}")
+            found.append(m)
+        out[t] = tuple(found)
+    short = [
+        problem.task_ids[t]
+        for t in range(len(out))
+        if problem.stateful[t] and len(out[t]) != replicas
+    ]
+    if short:
+        raise InvalidRequest(
+            f"hold_standbys gives task(s) {', '.join(short[:5])} other than {replicas} standbys"
+        )
+    return out
 
 
 def _check_balance(problem: Problem, target: list[int]) -> None:

@@ -11,6 +11,7 @@ canonical orders, so the same request gives the same answer whatever order it li
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from segue.protocol.tasks import TASK_ID_PATTERN, TaskId, task_id
 
@@ -30,6 +31,7 @@ def parse_task_id(task: str) -> tuple[int, int]:
     return parsed.subtopology, parsed.partition
 
 
+@lru_cache(maxsize=1 << 14)  # the same pod names on every look
 def member_sort_key(member_id: str) -> tuple[tuple[tuple[int, int | str], ...], str]:
     """Natural order: digit runs compare as numbers, so pod ordinals sort as humans expect.
 

@@ -79,6 +79,9 @@ class AssignRequest(_Strict):
     hold: dict[TaskIdStr, MemberIdStr] = Field(default_factory=dict)
     """Target actives to keep instead of solving for them, task -> member (the scaling
     state machine's held target, docs/assignor.md "Holding a target"); empty: solve."""
+    hold_standbys: dict[TaskIdStr, list[MemberIdStr]] = Field(default_factory=dict)
+    """With ``hold``: the target standbys to keep too, every stateful task -> members;
+    empty: the standbys are solved for the held actives."""
 
 
 class TargetTasks(_Strict):

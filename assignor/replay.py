@@ -28,6 +28,17 @@ def at_target(decision: Decision) -> bool:
     )
 
 
+def holding(decision: Decision) -> dict[str, Any]:
+    """Request fields that keep ``decision``'s target (actives and standbys), as the
+    scaling state machine holds a target while its learners progress (``.hold``)."""
+    standbys: dict[str, list[str]] = {}
+    for m, target in decision.target.items():
+        for t in target.standby:
+            standbys.setdefault(t, []).append(m)
+    actives = {t: m for m, target in decision.target.items() for t in target.active}
+    return {"hold": actives, "hold_standbys": standbys}
+
+
 def next_request(
     request: dict[str, Any], decision: Decision, *, drop_departed: bool = False
 ) -> dict[str, Any]:

@@ -9,25 +9,36 @@ every reconcile, the simulator every tick, ``segue assign`` once.
 from __future__ import annotations
 
 from .actives import active_tiers, place_actives
-from .hold import held_actives
+from .hold import held_actives, held_standbys
 from .model import AssignedTasks, AssignRequest, Decision, Stats, TargetTasks
 from .movement import Movement, plan_movement
 from .problem import NO_MEMBER, Problem, build_problem
-from .standbys import StandbyPlan, place_standbys
+from .standbys import StandbyPlan, place_standbys, standby_count
 
 
 def assign(request: AssignRequest) -> Decision:
     """The balanced target (or the one held, :mod:`.hold`), the immediate assignment
     towards it, and their stats."""
     problem = build_problem(request)
-    return solve(problem, held_actives(problem, request.hold) if request.hold else None)
+    if not request.hold:
+        return solve(problem)
+    held = held_actives(problem, request.hold)
+    if not request.hold_standbys:
+        return solve(problem, held)
+    replicas = standby_count(problem, problem.eligible())
+    standbys = held_standbys(problem, held, request.hold_standbys, replicas)
+    return solve(problem, held, StandbyPlan(standbys, replicas, relaxed=False))
 
 
-def solve(problem: Problem, held: list[int] | None = None) -> Decision:
+def solve(
+    problem: Problem, held: list[int] | None = None, standbys: StandbyPlan | None = None
+) -> Decision:
+    """The target (solved, or held: then no flow is solved for what is held), the
+    movement towards it, and their stats."""
     eligible = problem.eligible()
     tiers = active_tiers(problem)
     target = held if held is not None else place_actives(problem, eligible, tiers)
-    plan = place_standbys(problem, eligible, target)
+    plan = standbys if standbys is not None else place_standbys(problem, eligible, target)
     movement = plan_movement(problem, target, plan.standbys)
     return Decision.model_construct(
         target=_target_map(problem, target, plan),

@@ -105,9 +105,14 @@ class _Costs:
         return self.pool(task) + self.same_rack(active, e) * self.rack_penalty()
 
 
+def standby_count(problem: Problem, eligible: list[int]) -> int:
+    """Standbys per stateful task: as configured, at most one on every other member."""
+    return min(problem.config.num_standby_replicas, max(0, len(eligible) - 1))
+
+
 def place_standbys(problem: Problem, eligible: list[int], actives: list[int]) -> StandbyPlan:
     tasks = [t for t in range(len(problem.task_ids)) if problem.stateful[t]]
-    replicas = min(problem.config.num_standby_replicas, max(0, len(eligible) - 1))
+    replicas = standby_count(problem, eligible)
     none = [() for _ in problem.task_ids]
     if not tasks or replicas == 0:
         return StandbyPlan(list(none), replicas, False)

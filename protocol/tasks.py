@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 
 TASK_ID_PATTERN = r"^(0|[1-9][0-9]*)_(0|[1-9][0-9]*)$"
 _TASK_ID = re.compile(TASK_ID_PATTERN)
@@ -30,13 +31,19 @@ class TaskId:
 
     @classmethod
     def parse(cls, text: str) -> TaskId:
-        """``"1_3"`` -> ``TaskId(1, 3)``; ValueError names a malformed id."""
-        match = _TASK_ID.match(text)
-        if match is None:
-            raise ValueError(
-                f"malformed task id {text!r}: expected '<subtopology>_<partition>', e.g. '1_3'"
-            )
-        return cls(int(match.group(1)), int(match.group(2)))
+        """``"1_3"`` -> ``TaskId(1, 3)``; ValueError names a malformed id. Cached: the
+        decision core parses the same few thousand ids on every look."""
+        return _parse(text)
+
+
+@lru_cache(maxsize=1 << 16)
+def _parse(text: str) -> TaskId:
+    match = _TASK_ID.match(text)
+    if match is None:
+        raise ValueError(
+            f"malformed task id {text!r}: expected '<subtopology>_<partition>', e.g. '1_3'"
+        )
+    return TaskId(int(match.group(1)), int(match.group(2)))
 
 
 def task_id(subtopology: int, partition: int) -> str:

@@ -55,6 +55,7 @@ def _held_from(held: HeldTarget | None) -> Held | None:
         return None
     return Held(
         moves=dict(held.moves),
+        standbys={t: tuple(ms) for t, ms in held.standbys.items()},
         basis=dict(held.basis),
         progress={
             t: Progress(p.member, p.lag, from_timestamp(p.since)) for t, p in held.progress.items()
@@ -67,6 +68,7 @@ def _held_to(held: Held | None) -> HeldTarget | None:
         return None
     return HeldTarget(
         moves=dict(held.moves),
+        standbys={t: list(ms) for t, ms in held.standbys.items()},
         basis=dict(held.basis),
         progress={
             t: LearnerProgress(member=p.member, lag=p.lag, since=to_timestamp(p.since))

@@ -137,6 +137,8 @@ class HeldTarget(StatusModel):
 
     moves: dict[str, str] = {}
     """Tasks not yet on their target member, and that member."""
+    standbys: dict[str, list[str]] = {}
+    """Tasks whose target standbys differ from the published ones, and those members."""
     basis: dict[str, str] = {}
     """Digests of what the target was planned for: members, tasks, capacity, spec."""
     progress: dict[str, LearnerProgress] = {}

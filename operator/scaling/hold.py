@@ -27,6 +27,7 @@ import json
 from collections.abc import Mapping
 
 from segue.assignor import AssignorError, AssignRequest, Decision
+from segue.assignor.ids import member_sort_key
 
 from .model import Event, Held, Policy, Progress, Roles, World
 from .placement import place
@@ -72,9 +73,8 @@ def placement(
     placed = decision = None
     if held is not None and reason is None:
         try:
-            placed, decision = place(
-                request.model_copy(update={"hold": _target(request, held)}), world.policy, stalled
-            )
+            kept = {"hold": _target(request, held), "hold_standbys": _standbys(request, held)}
+            placed, decision = place(request.model_copy(update=kept), world.policy, stalled)
         except AssignorError as refused:
             reason = f"the held target no longer fits: {refused}"
     if placed is None or decision is None:
@@ -88,6 +88,27 @@ def placement(
 def _target(request: AssignRequest, held: Held) -> dict[str, str]:
     owner = {t: m for m, roles in request.current.items() for t in roles.active}
     return {t.id: held.moves.get(t.id, owner.get(t.id, "")) for t in request.tasks}
+
+
+def _standbys(request: AssignRequest, held: Held) -> dict[str, list[str]]:
+    """Every stateful task's target standbys: those held, else the published ones; none
+    without standbys (the assignor then has nothing to keep)."""
+    if request.config.num_standby_replicas == 0:
+        return {}
+    current = _current_standbys(request)
+    return {
+        t.id: list(held.standbys.get(t.id, current.get(t.id, ())))
+        for t in request.tasks
+        if t.stateful
+    }
+
+
+def _current_standbys(request: AssignRequest) -> dict[str, tuple[str, ...]]:
+    out: dict[str, list[str]] = {}
+    for member, roles in request.current.items():
+        for task in roles.standby:
+            out.setdefault(task, []).append(member)
+    return {t: tuple(sorted(ms, key=member_sort_key)) for t, ms in out.items()}
 
 
 def _replan_reason(
@@ -146,7 +167,22 @@ def _next(
     moves = {
         t: m for m, roles in decision.target.items() for t in roles.active if owner.get(t) != m
     }
-    if not moves:
+    current = _current_standbys(request)
+    wanted: dict[str, list[str]] = {}
+    for m, roles in decision.target.items():
+        for t in roles.standby:
+            wanted.setdefault(t, []).append(m)
+    standbys = {
+        t: ordered
+        for t, ms in wanted.items()
+        if (ordered := tuple(sorted(ms, key=member_sort_key))) != current.get(t, ())
+    }
+    if not moves and not standbys:
         return None  # at the target: nothing to hold, the next change plans afresh
     learning = {t for roles in decision.assignment.values() for t in roles.learning}
-    return Held(moves, dict(now_basis), {t: p for t, p in progress.items() if t in learning})
+    return Held(
+        moves,
+        dict(now_basis),
+        {t: p for t, p in progress.items() if t in learning},
+        standbys=standbys,
+    )

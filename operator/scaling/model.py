@@ -108,11 +108,13 @@ class Progress:
 @dataclass(frozen=True)
 class Held:
     """The target kept while its learners progress (:mod:`.hold`): only what differs from
-    the published owners, what it was planned for, and its learners' progress."""
+    the published owners and standbys, what it was planned for, and its learners' progress."""
 
     moves: Mapping[str, str] = field(default_factory=dict)  # task -> target, not there yet
     basis: Mapping[str, str] = field(default_factory=dict)  # part -> digest (hold.PARTS)
     progress: Mapping[str, Progress] = field(default_factory=dict)  # learner task -> progress
+    # task -> target standbys, where they differ from the published ones
+    standbys: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

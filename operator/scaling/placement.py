@@ -34,29 +34,34 @@ from .model import PodObs, Policy, Published, Roles, World
 def lags(world: World, inventory: Inventory, members: Iterable[str]) -> dict[str, dict[str, int]]:
     """member -> task -> changelog records behind, for the stateful copies it holds."""
     out: dict[str, dict[str, int]] = {}
+    ends: dict[str, tuple[tuple[str, int], ...] | None] = {}  # task -> (store, end) pairs
     for m in members:
         pod = world.pods.get(m)
         if pod is None or not pod.reporting:
             continue
         for task, held in pod.offsets.items():
-            behind = task_lag(world, inventory, task, held)
-            if behind is not None:
-                out.setdefault(m, {})[task] = behind
+            if task not in ends:
+                ends[task] = _ends(world, inventory, task)
+            of = ends[task]
+            if of is not None:
+                out.setdefault(m, {})[task] = sum(max(0, e - held.get(s, 0)) for s, e in of)
     return out
+
+
+def _ends(world: World, inventory: Inventory, task: str) -> tuple[tuple[str, int], ...] | None:
+    """Each store's changelog end of a stateful task in the inventory, else None."""
+    stores = inventory.stores.get(task)
+    if not stores or not inventory.tasks.get(task):
+        return None
+    partition = TaskId.parse(task).partition
+    return tuple((s, world.end_offsets.get((changelog, partition), 0)) for s, changelog in stores)
 
 
 def task_lag(world: World, inventory: Inventory, task: str, held: Mapping[str, int]) -> int | None:
     """Changelog records a copy holding store offsets ``held`` is behind (``{}``: a copy
     restoring from nothing); None for a stateless task or one not in the inventory."""
-    stores = inventory.stores.get(task)
-    if not stores or not inventory.tasks.get(task):
-        return None
-    partition = TaskId.parse(task).partition
-    behind = 0
-    for store, changelog in stores:
-        end = world.end_offsets.get((changelog, partition), 0)
-        behind += max(0, end - held.get(store, 0))
-    return behind
+    of = _ends(world, inventory, task)
+    return None if of is None else sum(max(0, e - held.get(s, 0)) for s, e in of)
 
 
 def state_sizes(

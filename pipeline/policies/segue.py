@@ -11,6 +11,9 @@ tick while the last plan was busy (``--busy-interval`` is 0.5 s, under a tick), 
 ``idle_interval`` (5 s) when settled, at the plan's ``wake_at``, and at once when a
 watch would wake it: ``spec.replicas`` changed or a pod appeared, vanished, started or
 applied a generation. New partitions are seen on the next look, as Kafka's metadata is.
+A busy look that would plan what the last one did is skipped (``skip_fixed_points``):
+while learners restore towards a held target nothing changes until a copy catches up,
+a watch fires, or a deadline passes (``idle_until``).
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ import math
 from dataclasses import dataclass, field
 
 from segue.operator.scaling import Condition, Memory, Plan, PodObs, Policy, World, decide
+from segue.operator.scaling.hold import STALL_SECONDS
 from segue.pipeline.state import Cluster, Pod
 from segue.protocol.names import changelog_topic
 from segue.protocol.topology import SubTopologyDescription
@@ -44,9 +48,19 @@ class SegueController:
     next_look: float = 0.0
     watched: tuple[object, ...] = ()
     shape: tuple[object, ...] = ()  # the tasks and sources at the last look
+    caught_up: frozenset[tuple[str, str]] = frozenset()  # copies caught up at the last look
+    # skip the looks a busy operator takes that would plan what the last one did
+    # (``idle_until``; tests/pipeline/test_steady.py runs fleets with it off and compares)
+    skip_fixed_points: bool = True
 
     def step(self, c: Cluster, now: float) -> None:
         if _watched(c, now) == self.watched and now < self.next_look:
+            return
+        last = self.last
+        if self.skip_fixed_points and last is not None and self.idle_until(c, now) > now:
+            # the last plan still stands: this look would decide it again
+            if not last.busy:  # an idle look: the next one is due as it would set it
+                self.next_look = min(now + self.idle_interval, last.wake_at or math.inf)
             return
         plan = decide(self.world(c, now))
         self.last = plan
@@ -63,6 +77,7 @@ class SegueController:
         self.conditions = {x.type: x for x in plan.assessment.conditions}
         self.watched = _watched(c, now)
         self.shape = _shape(c)
+        self.caught_up = _caught_up(c, self.lag_floor)
 
     def quiet(self, c: Cluster, now: float) -> bool:
         p = self.last
@@ -76,22 +91,31 @@ class SegueController:
         """A plan that does nothing, with no learner restoring and no handover in flight
         (settled, or waiting for pods to start), is a fixed point of the operator's looks
         while the world only moves linearly (tests/pipeline/test_steady.py checks it over
-        fleets): the next change is what a watch sees, or the plan's ``wake_at``. While
-        learners restore it is not: the assignor weighs their lags at every look."""
+        fleets): the next change is what a watch sees, or the plan's ``wake_at``. So is one
+        whose learners restore towards a held target (``memory.held``: no solve weighs
+        their lags) until a copy comes within reach of caught up, which bounds the leap
+        (:mod:`..steady`), or a learner could count as stalled."""
         p = self.last
         if (
             p is None
             or p.publish is not None
             or p.create_pods
             or p.delete_pods
-            or p.learners
+            or (p.learners and p.memory.held is None)
             or p.memory.handovers
             or _watched(c, now) != self.watched
         ):
             return now
         if _shape(c) != self.shape:
             return self.next_look  # new partitions: no watch sees them, the next look does
-        return p.wake_at if p.wake_at is not None else math.inf
+        if _caught_up(c, self.lag_floor) != self.caught_up:
+            return now  # a copy crossed into caught up since the last look: it acts on that
+        stalls = (
+            [g.since + STALL_SECONDS for g in p.memory.held.progress.values()]
+            if (p.memory.held)
+            else []
+        )
+        return min([p.wake_at if p.wake_at is not None else math.inf, *stalls])
 
     def skipped(self, start: float, ticks: int, tick: float) -> None:
         """Each settled look due in the skipped ticks happened (at the first tick at or
@@ -178,3 +202,20 @@ def _watched(c: Cluster, now: float) -> tuple[object, ...]:
 def _shape(c: Cluster) -> tuple[object, ...]:
     """What changes under the operator without a watch seeing it: tasks and sources."""
     return (len(c.tasks), tuple(sorted(c.sources.items())))
+
+
+def _caught_up(c: Cluster, lag_floor: float) -> frozenset[tuple[str, str]]:
+    """The (pod, task) copies within ``lag_floor`` of their changelog end, in the integer
+    offsets the operator sees: a look's decisions depend on lags only through these."""
+    if c.published is None:
+        return frozenset()
+    out = set()
+    for name, pod in c.pods.items():
+        roles = c.published.members.get(name)
+        for t in roles.tasks() if roles is not None else ():
+            task = c.tasks.get(t)
+            if task is None or not task.stateful or t not in pod.restored:
+                continue
+            if int(task.end) - int(pod.restored[t]) <= lag_floor:
+                out.add((name, t))
+    return frozenset(out)

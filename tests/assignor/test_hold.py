@@ -79,3 +79,63 @@ def test_a_hold_on_a_leaving_member_is_refused() -> None:
     request["members"][2]["leaving"] = True
     with pytest.raises(InvalidRequest, match="which is leaving"):
         run({**request, "hold": hold})
+
+
+def standbys(decision: Decision) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for m, held in sorted(decision.target.items()):
+        for t in held.standby:
+            out.setdefault(t, []).append(m)
+    return out
+
+
+@given(requests(max_tasks=8, max_members=4, max_standbys=2))
+def test_holding_solved_actives_and_standbys_gives_the_same_decision(
+    request: dict[str, Any],
+) -> None:
+    solved = run(request)
+    kept = {"hold": actives(solved), "hold_standbys": standbys(solved)}
+    held = run({**request, **kept})
+    assert held.target == solved.target
+    assert held.assignment == solved.assignment
+
+
+def test_held_standbys_skip_the_standby_solve_when_a_copy_catches_up() -> None:
+    """One look after the swap: wc-2's copy of 1_2 caught up. Standbys solved afresh for
+    the held actives move there (nothing left to restore); held ones stay put."""
+    request = json.loads(SWAP.read_text())
+    solved = run(request)
+    request["config"]["acceptable_recovery_lag"] = 0
+    request["current"]["wc-2"] = {"standby": ["1_2"]}
+    request["lags"]["wc-2"] = {"1_2": 0}
+    fresh = run({**request, "hold": actives(solved)})
+    assert "wc-2" in standbys(fresh)["1_2"]
+    kept = run({**request, "hold": actives(solved), "hold_standbys": standbys(solved)})
+    assert standbys(kept) == standbys(solved)
+
+
+@pytest.mark.parametrize(
+    ("change", "said"),
+    [
+        (
+            lambda s: {**s, "1_0": ["wc-7"]},
+            "hold_standbys puts task '1_0' on 'wc-7', not a member staying",
+        ),
+        (lambda s: {**s, "1_0": []}, "hold_standbys gives task(s) 1_0 other than 1 standbys"),
+        (lambda s: {**s, "9_9": ["wc-0"]}, "hold_standbys names task '9_9', not a stateful task"),
+    ],
+)
+def test_held_standbys_that_do_not_fit_are_refused_by_name(change: Any, said: str) -> None:
+    request = json.loads(SWAP.read_text())
+    solved = run(request)
+    with pytest.raises(InvalidRequest) as refused:
+        run({**request, "hold": actives(solved), "hold_standbys": change(standbys(solved))})
+    assert str(refused.value) == said
+
+
+def test_a_held_standby_on_the_held_active_is_refused() -> None:
+    request = json.loads(SWAP.read_text())
+    solved = run(request)
+    held = actives(solved)
+    with pytest.raises(InvalidRequest, match="twice on 'wc-2'"):
+        run({**request, "hold": held, "hold_standbys": {**standbys(solved), "1_0": [held["1_0"]]}})

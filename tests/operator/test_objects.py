@@ -165,6 +165,7 @@ def test_the_held_target_round_trips_through_the_status() -> None:
         moves={"1_3": "wc-2"},
         basis={"members": "ab12", "tasks": "cd34", "capacity": "ef56", "spec": "0789"},
         progress={"1_3": Progress("wc-2", 420, 1_800_000_000.5)},
+        standbys={"1_3": ("wc-0",), "1_4": ("wc-1", "wc-2")},
     )
     status = build_status(plan(Memory(held=held), ()), "wc", None, 1, 1.9e9)
     assert memory_from_status(status).held == held
