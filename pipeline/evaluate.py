@@ -108,6 +108,7 @@ def result(row: ScenarioRow, s: Scenario, spec: PolicySpec, o: Outcome) -> Resul
         learner_promotion=p.learner_promotion if p else None,
         params=json.dumps(spec.params(), sort_keys=True),
         time_to_balance=o.time_to_balance,
+        unbalanced=o.unbalanced,
         balance_times=list(o.balance_times),
         task_seconds_unavailable=o.task_seconds_unavailable,
         records_processed_late=o.records_processed_late,

@@ -23,6 +23,7 @@ class Outcome:
     scenario: str
     policy: str
     time_to_balance: float | None  # worst over disturbances; None: some never balanced
+    unbalanced: str | None  # why, at the end, when some never balanced
     balance_times: tuple[float | None, ...]  # one per disturbance, in order
     task_seconds_unavailable: float
     records_processed_late: float

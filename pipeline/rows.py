@@ -58,6 +58,7 @@ class Result:
     learner_promotion: str | None
     params: str  # JSON: every parameter of the policy
     time_to_balance: float | None
+    unbalanced: str | None  # why some disturbance never balanced, at the run's end
     balance_times: list[float | None]
     task_seconds_unavailable: float
     records_processed_late: float

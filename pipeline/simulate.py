@@ -20,7 +20,7 @@ from segue.protocol.tasks import task_id
 from .history import snapshot
 from .metrics import Meter, Outcome
 from .physics import advance
-from .policies.base import Controller, balanced
+from .policies.base import Controller, balanced, unbalanced
 from .scenario import HistoryRecord, PartitionsExpanded, PodLost, ScaleTo, Scenario
 from .state import Cluster, Task, initial, pod_name
 from .steady import leap, linear
@@ -71,7 +71,15 @@ def simulate(
                 c, controller, changes=changes, i=i, steps=steps, tick=tick, rate=rate, meter=meter
             )
     meter.late += sum(t.backlog for t in c.tasks.values())  # still waiting: late by now
-    return _outcome(scenario, controller.name, meter)
+    why = None
+    if None in meter.balanced:
+        end = steps * tick
+        why = (
+            controller.explain(c, end)
+            or unbalanced(c, end)
+            or "balanced, but the policy still has work in flight"
+        )
+    return _outcome(scenario, controller.name, meter, why)
 
 
 def _leap(
@@ -128,12 +136,13 @@ def _happen(c: Cluster, event: ScaleTo | PodLost | PartitionsExpanded, maps: boo
             )
 
 
-def _outcome(scenario: Scenario, policy: str, m: Meter) -> Outcome:
+def _outcome(scenario: Scenario, policy: str, m: Meter, unbalanced: str | None) -> Outcome:
     times = tuple(m.balanced)
     return Outcome(
         scenario=scenario.name,
         policy=policy,
         time_to_balance=None if None in times else max(times, default=0.0),  # type: ignore[type-var]
+        unbalanced=unbalanced,
         balance_times=times,
         task_seconds_unavailable=m.unavailable,
         records_processed_late=m.late,

@@ -34,6 +34,7 @@ from segue.worker.state.engine import StoreCorrupt
 from segue.worker.state.store import TaskStore
 from segue.worker.topics import dead_letter_topic
 from segue.worker.topology import SubTopology, TopicSpec
+from segue.worker.trace import phase
 from segue.worker.watchdog import bounded
 
 log = logging.getLogger(__name__)
@@ -80,6 +81,7 @@ class ActiveTask:
         self.sinks: dict[str, TopicSpec] = {s.ref: s for s in sub.sinks}
         self.ctx = TaskContext(task_id, member, stores, self.sinks, application_id)
         self.processed = 0
+        self.commits = 0
         self.in_txn = False
         self.txn_started = 0.0
         self._offsets: dict[tuple[str, int], int] = {}
@@ -90,13 +92,7 @@ class ActiveTask:
 
     def process(self, msg: Message) -> None:
         if self.processed == 0:
-            log.debug(
-                "task %s: first record %s[%s]@%s",
-                self.task_id,
-                msg.topic(),
-                msg.partition(),
-                msg.offset(),
-            )
+            phase(self.task_id, "first-record", f"{msg.topic()}[{msg.partition()}]@{msg.offset()}")
         self._begin()
         topic, partition, offset = (
             str(msg.topic()),
@@ -218,6 +214,7 @@ class ActiveTask:
         """Write the changelog, commit output + changelog + offsets, then the stores."""
         if not self.in_txn:
             return
+        began = time.monotonic()
         self._changelog_last.clear()
         for store in self.stores.values():
             callback = self._changelog_callback(store.name)
@@ -257,6 +254,9 @@ class ActiveTask:
             store.commit(self._changelog_last.get(store.name))
         self._offsets.clear()
         self.in_txn = False
+        if not self.commits:
+            phase(self.task_id, "first-commit", f"seconds={time.monotonic() - began:.3f}")
+        self.commits += 1
 
     def _changelog_callback(self, store: str) -> Callable[[KafkaError | None, Message], None]:
         def delivered(error: KafkaError | None, msg: Message) -> None:

@@ -30,6 +30,7 @@ from confluent_kafka import Consumer, KafkaException, Producer
 
 from segue.worker.hanging import Highs, changelogs_held
 from segue.worker.kafka import CLOSE_TIMEOUT, committed_offsets
+from segue.worker.trace import phase
 from segue.worker.watchdog import bounded
 
 log = logging.getLogger(__name__)
@@ -91,10 +92,12 @@ def fence_all(
             # coordinator lookup inside init_transactions() goes out at once instead
             # of waiting for librdkafka's 500 ms coordinator-query retry timer.
             warm_metadata(producer, [t for t, _ in item.changelogs.values()] + item.sinks)
+            metadata = time.monotonic() - began
             if exactly_once:
                 with bounded("init_transactions", INIT_TIMEOUT):
                     producer.init_transactions(INIT_TIMEOUT)  # fences the previous owner
-            log.debug("task %s: fenced in %.3fs", item.name, time.monotonic() - began)
+            took = time.monotonic() - began
+            phase(item.name, "fenced", f"seconds={took:.3f} metadata={metadata:.3f}")
             ends = {store: watermarks(t, p)[1] for store, (t, p) in item.changelogs.items()}
             return producer, ends
         except KafkaException as exc:

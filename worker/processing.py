@@ -14,6 +14,7 @@ fatal producer error, fences the task; an aborted transaction is retried. The
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable, Iterable
 from functools import partial
 
@@ -29,6 +30,7 @@ from segue.worker.kafka import is_fenced
 from segue.worker.ownership import Task
 from segue.worker.restoring import Restoration
 from segue.worker.state.engine import StoreCorrupt, StoreFull, StoreLocked
+from segue.worker.trace import phase
 
 log = logging.getLogger(__name__)
 
@@ -119,6 +121,7 @@ class Processing:
                     self.fail(task, failure_of(exc, TaskErrorReason.START_FAILED))
 
     def _activate(self, task: Task, fenced: Fenced) -> None:
+        phase(task.name, "measured", " ".join(f"{s}={o}" for s, o in sorted(fenced.ends.items())))
         task.start_offsets = fenced.offsets
         for store in task.stores.values():
             store.abort()  # start from committed state only
@@ -148,6 +151,7 @@ class Processing:
         task.move_to(TaskState.RUNNING)
         task.failures = 0
         log.info("task %s running (inputs %s)", task.name, inputs)
+        phase(task.name, "running")
 
     def inputs(self, task: Task) -> list[tuple[str, int]]:
         return source_inputs(self.application_id, task.name, task.sub, task.resolved)
@@ -179,11 +183,15 @@ class Processing:
             for t in tasks
             if t.active is not None and t.state is TaskState.RUNNING and t.active.in_txn
         ]
+        began = time.monotonic()
         results = in_parallel([partial(a.commit, timeout) for a in actives])
+        took = time.monotonic() - began
         for active, exc in zip(actives, results, strict=True):
             if exc is not None:
                 log.warning("task %s: final commit failed: %s", active.task_id, exc)
                 active.abort()
+            else:
+                phase(active.task_id, "released", f"seconds={took:.3f}")
 
     def deactivate(self, task: Task, commit: bool, timeout: float = 30.0) -> None:
         """End the task's active instance, if any: commit (if asked, and running) or

@@ -125,7 +125,13 @@ class Restoration:
 
     def enter(self, task: Task, fence_delay: float = 0.0) -> None:
         """Open the task's stores, then follow its changelogs (standby, learning) or
-        wait ``fence_delay`` in ``starting`` (active: ``processing`` fences it)."""
+        wait ``fence_delay`` in ``starting`` (active: ``processing`` fences it).
+
+        An active without a warm producer gets one first: a new client takes about half
+        a second before ``init_transactions`` can answer, time it spends while the stores
+        open and the fence delay passes instead of after them (issue 24)."""
+        if task.role == "active" and self.exactly_once and task.spare is None:
+            task.spare = self.producer_factory(task.name)
         if len(task.stores) != len(task.sub.stores):
             self.open_stores(task)
         if task.role == "active":

@@ -151,6 +151,7 @@ class Worker:
                 self.tasks.stop(name)  # it comes back: recreated from scratch
         changes = diff(self.tasks.owned(), desired)
         log.info("applying generation %d: %s", doc.generation, changes)
+        began = time.monotonic()
         self.tasks.release([*changes.stop, *changes.demote])
         self.tasks.refuse(refused)
         for name in changes.stop:
@@ -161,7 +162,8 @@ class Worker:
             self._transition(name, self.tasks.relabel, name, role)
         for name in changes.promote:
             self._transition(name, self.tasks.promote, name, doc.generation)
-        for name, role in changes.start.items():
+        # actives first: their producers warm up while the other copies' stores open
+        for name, role in sorted(changes.start.items(), key=lambda item: item[1] != "active"):
             task_id = TaskId.parse(name)
             sub = self.topology.get(task_id.subtopology)
             resolved = resolution.subs[task_id.subtopology]
@@ -173,6 +175,7 @@ class Worker:
         self.tasks.fence_pending()
         self.generation = doc.generation
         self._expansions = expansions
+        log.info("generation %d applied in %.3fs", doc.generation, time.monotonic() - began)
 
     def _transition(self, name: str, step: Callable[..., None], *args: object) -> None:
         """One task's step of a generation; its failure is that task's, not the generation's."""

@@ -40,6 +40,7 @@ from segue.worker.state.layout import StateLayout
 from segue.worker.state.restore import Restorer
 from segue.worker.topics import ResolvedSub
 from segue.worker.topology import SubTopology
+from segue.worker.trace import phase
 
 log = logging.getLogger(__name__)
 
@@ -161,10 +162,13 @@ class TaskSet:
         self._restoration.take_spare(task, close=True)
         self._restoration.close(task)
         log.info("task %s stopped", name)
+        if task.role == "active":
+            phase(name, "left", "stopped")
 
     def demote(self, name: str, role: Role) -> None:
         task = self._tasks[name]
         self._processing.deactivate(task, commit=True)
+        phase(name, "left", f"demoted to {role}")
         task.role = role
         self._recovery.enter(task)
 

@@ -4,9 +4,11 @@ ratios, as docs/benchmarks.md shows it."""
 from __future__ import annotations
 
 import argparse
+import statistics
 from dataclasses import dataclass
 
 from .measure import LATE_AFTER, Lateness
+from .moves import Moves
 
 
 @dataclass(frozen=True)
@@ -22,6 +24,8 @@ class Row:
     final: list[int]  # stateful actives per instance at the end
 
     scaled: float  # the scale request, Unix s
+    moves: Moves | None = None  # the counting tasks' handovers
+    trace: str = ""  # where the moved tasks' pauses went (Segue: ``trace.table``)
 
     @property
     def pause(self) -> float:
@@ -42,6 +46,7 @@ class Row:
             f"{self.late.late:,} of {self.late.counted:,}, final {sorted(self.final)}; "
             f"pauses: {self.worst()}; all tasks' longest: "
             f"{[round(g, 2) for g, _ in sorted(self.late.pauses.values(), reverse=True)]}"
+            + (f"; {self.moves.describe()}" if self.moves else "")
         )
 
 
@@ -51,30 +56,61 @@ def _ratio(ours: float, theirs: float) -> str:
     return f"{ours / theirs:.2f}"
 
 
+def _handovers(r: Row) -> str:
+    if r.moves is None:
+        return "-"
+    twice = f", twice: {' '.join(r.moves.twice)}" if r.moves.twice else ""
+    return f"{r.moves.count} ({r.moves.needed}){twice}"
+
+
 def table(rows: list[Row], args: argparse.Namespace) -> str:
+    """Every run, then per scale the median of each number over a side's runs and the
+    ratio of those medians."""
     head = (
         f"WordCount, 6 partitions, {args.words:,} distinct words prefilled, {args.rate:.0f} "
         f"lines/s while scaling; Kafka Streams probing.rebalance.interval.ms={args.probing_ms}; "
-        f"late = visible more than {LATE_AFTER:.0f} s after its input.\n\n"
-        "| scale | side | balanced s | most stateful actives on one instance | "
+        f"late = visible more than {LATE_AFTER:.0f} s after its input; handovers = counting "
+        "tasks that changed hands (the fewest balance needs).\n\n"
+        "| scale | side | run | balanced s | most stateful actives on one instance | "
         "records restored | MB restored | longest pause s | late records | "
-        "final stateful actives |\n|---|---|---|---|---|---|---|---|---|"
+        "counting handovers (needed) | final stateful actives |\n"
+        "|---|---|---|---|---|---|---|---|---|---|---|"
     )
     lines = [head]
     for before, after in sorted({(r.before, r.after) for r in rows}):
-        pair = {r.side: r for r in rows if (r.before, r.after) == (before, after)}
-        for r in pair.values():
-            lines.append(
-                f"| {before}->{after} | {r.side} | {r.balanced:.1f} | {r.peak} | "
-                f"{r.restored_records:,} | {r.restored_bytes / 1e6:.2f} | {r.pause:.2f} | "
-                f"{r.late.late:,} of {r.late.counted:,} | {'/'.join(map(str, sorted(r.final)))} |"
-            )
-        s, k = pair.get("Segue"), pair.get("Kafka Streams")
+        sides: dict[str, list[Row]] = {}
+        for r in rows:
+            if (r.before, r.after) == (before, after):
+                sides.setdefault(r.side, []).append(r)
+        medians: dict[str, dict[str, float]] = {}
+        for side, runs in sides.items():
+            for n, r in enumerate(runs, 1):
+                lines.append(
+                    f"| {before}->{after} | {side} | {n} | {r.balanced:.1f} | {r.peak} | "
+                    f"{r.restored_records:,} | {r.restored_bytes / 1e6:.2f} | {r.pause:.2f} | "
+                    f"{r.late.late:,} of {r.late.counted:,} | {_handovers(r)} | "
+                    f"{'/'.join(map(str, sorted(r.final)))} |"
+                )
+            m = {
+                "balanced": statistics.median(r.balanced for r in runs),
+                "peak": statistics.median(r.peak for r in runs),
+                "records": statistics.median(r.restored_records for r in runs),
+                "bytes": statistics.median(r.restored_bytes for r in runs),
+                "pause": statistics.median(r.pause for r in runs),
+                "late": statistics.median(r.late.late for r in runs),
+            }
+            medians[side] = m
+            if len(runs) > 1:
+                lines.append(
+                    f"| {before}->{after} | {side} | median of {len(runs)} | "
+                    f"{m['balanced']:.1f} | {m['peak']:g} | {m['records']:,.0f} | "
+                    f"{m['bytes'] / 1e6:.2f} | {m['pause']:.2f} | {m['late']:,.0f} | | |"
+                )
+        s, k = medians.get("Segue"), medians.get("Kafka Streams")
         if s and k:
-            lines.append(
-                f"| {before}->{after} | Segue / KS | {_ratio(s.balanced, k.balanced)} | "
-                f"{_ratio(s.peak, k.peak)} | {_ratio(s.restored_records, k.restored_records)} | "
-                f"{_ratio(s.restored_bytes, k.restored_bytes)} | {_ratio(s.pause, k.pause)} | "
-                f"{_ratio(s.late.late, k.late.late)} | |"
+            cells = " | ".join(
+                _ratio(s[key], k[key])
+                for key in ("balanced", "peak", "records", "bytes", "pause", "late")
             )
+            lines.append(f"| {before}->{after} | Segue / KS | | {cells} | | |")
     return "\n".join(lines)

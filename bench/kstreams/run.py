@@ -33,9 +33,20 @@ from tests.operator.test_e2e_scaling import PARTITIONS
 from tests.worker.harness import create_topics, produce
 
 from .kstreams_side import KafkaStreamsApp
-from .measure import Lateness, TopicReader, input_times, lateness, read_all, record_bytes
+from .measure import (
+    Lateness,
+    Seen,
+    TopicReader,
+    input_times,
+    lateness,
+    read_all,
+    record_bytes,
+)
+from .moves import counting_moves, reports_timeline
 from .report import Row, table
 from .segue_side import SegueApp
+from .trace import parse_operator, parse_worker, trace
+from .trace import table as trace_table
 
 SCALES = ((2, 3), (3, 6))
 
@@ -49,6 +60,7 @@ class Workload:
         self.reader.start()
         self.sent: dict[str, int] = {}
         self.steady: SteadyInput | None = None
+        self.outputs: list[Seen] = []
         self.started = self.stopped = 0.0
 
     def prefill(self) -> None:
@@ -87,7 +99,7 @@ class Workload:
         self.stopped = time.time()
         self.reader.wait_for(sum(self.sent.values()), 600)
         time.sleep(1)
-        outputs = self.reader.stop()
+        outputs = self.outputs = self.reader.stop()
         exact_counts([(o.partition, 0, o.key, o.value) for o in outputs], self.sent)
         times = input_times(read_all(self.bootstrap, self.source, PARTITIONS))
         return lateness(outputs, times, self.started, scaled, self.stopped)
@@ -118,6 +130,7 @@ def run_kstreams(stack: Any, args: argparse.Namespace, before: int, after: int, 
         time.sleep(args.settle)
         late = load.finish(scaled)
         restored = app.restored(scaled)
+        moves = counting_moves(reports_timeline({i.name: i.tasks for i in app.instances}, scaled))
     finally:
         app.stop()
     mean = record_bytes(read_all(bootstrap, f"{application}-counts-store-changelog", PARTITIONS))
@@ -133,6 +146,7 @@ def run_kstreams(stack: Any, args: argparse.Namespace, before: int, after: int, 
         late,
         app.final_stateful(),
         scaled,
+        moves,
     )
 
 
@@ -161,14 +175,46 @@ def run_segue(
         records, nbytes = app.watch.restored()
         final = app.final_stateful()
         peak = app.watch.peak
+        logs = app.pod_logs()
     finally:
         app.stop()
-    return Row("Segue", before, after, took, peak, records, nbytes, late, final, scaled)
+    for pod, text in logs.items():
+        (work / f"{pod}.log").write_text(text)
+    generations = app.generations.since(scaled)
+    moves = counting_moves((t, owners) for t, _, owners in generations)
+    made_by = {t: g for t, g, _ in generations}
+    published = parse_operator(
+        "".join(p.read_text(errors="replace") for p in sorted(work.glob("operator-*.log")))
+    )
+    pods = {pod: parse_worker(text) for pod, text in logs.items()}
+    visible: dict[int, list[float]] = {}
+    for out in sorted(load.outputs, key=lambda o: o.visible):
+        visible.setdefault(out.partition, []).append(out.visible)
+    traced = [
+        t
+        for m in moves.moves
+        if (
+            t := trace(
+                m,
+                made_by[m.time],
+                published=published,
+                pods=pods,
+                visible=visible.get(int(m.task.split("_")[1]), []),
+                usage=app.usage,
+            )
+        )
+        is not None
+    ]
+    text = trace_table(traced)
+    (work / "trace.md").write_text(text + "\n")
+    return Row(
+        "Segue", before, after, took, peak, records, nbytes, late, final, scaled, moves, text
+    )
 
 
 def main(args: argparse.Namespace, say: Callable[[str], None]) -> list[Row]:
     rows: list[Row] = []
-    runs = [(side, b, a) for b, a in args.scales for side in args.sides]
+    runs = [(side, b, a) for b, a in args.scales for side in args.sides for _ in range(args.runs)]
     with (
         operator_stack() as (stack, api),
         tempfile.TemporaryDirectory(prefix="segue-kstreams-") as tmp,
@@ -177,7 +223,7 @@ def main(args: argparse.Namespace, say: Callable[[str], None]) -> list[Row]:
         task = bar.add_task("runs", total=len(runs))
         for side, before, after in runs:
             bar.update(task, description=f"{side} {before}->{after}")
-            work = (args.workdir or Path(tmp)) / f"{side}-{before}-{after}"
+            work = (args.workdir or Path(tmp)) / f"{side}-{before}-{after}-{len(rows) + 1}"
             work.mkdir(parents=True)
             if side == "segue":
                 row = run_segue(stack, api, args, before=before, after=after, work=work)
@@ -185,6 +231,8 @@ def main(args: argparse.Namespace, say: Callable[[str], None]) -> list[Row]:
                 row = run_kstreams(stack, args, before, after, work)
             rows.append(row)
             say(row.describe())
+            if row.trace:
+                say(f"where the handovers' pauses went (s from each pause's start):\n{row.trace}")
             bar.advance(task)
     return rows
 
@@ -219,6 +267,7 @@ def cli() -> None:
     parser.add_argument(
         "--workdir", type=Path, help="keep the instances' and the operator's logs here"
     )
+    parser.add_argument("--runs", type=int, default=1, help="runs of each side and scale")
     parser.add_argument("--markdown", type=Path, help="also write the table here")
     args = parser.parse_args()
     rows = main(args, print)

@@ -4,7 +4,10 @@ settings Kafka Streams runs with (acceptable lag 10,000, 2 warmups, one standby)
 
 A :class:`PodWatch` thread scrapes every pod's ``/metrics`` four times a second, keeping
 each pod's stateful actives (``1_*`` tasks it runs as active) and its restore counters;
-*balanced* is the operator's ``Balanced`` condition with every pod ready.
+*balanced* is the operator's ``Balanced`` condition with every pod ready. A
+:class:`Generations` thread watches the assignment ConfigMap, so every published generation
+is seen (``moves``), and :class:`~.cpu.Usage` samples each pod's CPU; the run keeps the
+pods' logs for the handover trace (``trace``).
 """
 
 from __future__ import annotations
@@ -15,14 +18,19 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
+from kubernetes import watch
+
 from segue.operator.api import GROUP, PLURAL, VERSION
 from segue.operator.observe.scrape import ScrapeError, WorkerReport, scrape
-from segue.protocol.names import DEFAULT_METRICS_PORT
+from segue.protocol import decode_configmap
+from segue.protocol.names import DEFAULT_METRICS_PORT, assignment_configmap
 from segue.stack.apps import Apps
 from tests.operator.e2e import OperatorProcess
 from tests.operator.test_e2e_scaling import wordcount
 
+from .cpu import Usage
 from .events import STATEFUL
+from .moves import Owners
 
 NAME = "wc"
 
@@ -80,6 +88,45 @@ class PodWatch(threading.Thread):
         self.join(10)
 
 
+class Generations(threading.Thread):
+    """Every generation the operator publishes: (when seen, generation, active owners)."""
+
+    def __init__(self, apps: Apps) -> None:
+        super().__init__(daemon=True)
+        self.apps = apps
+        self.seen: list[tuple[float, int, Owners]] = []
+        self.watch = watch.Watch()
+
+    def run(self) -> None:
+        name = assignment_configmap(NAME)
+        while True:
+            try:
+                for event in self.watch.stream(
+                    self.apps.core.list_namespaced_config_map,
+                    self.apps.namespace,
+                    field_selector=f"metadata.name={name}",
+                    timeout_seconds=300,
+                ):
+                    cm = event["object"]
+                    doc = decode_configmap(cm.data, cm.binary_data)
+                    if self.seen and doc.generation <= self.seen[-1][1]:
+                        continue
+                    owners = {t: m for m, r in doc.members.items() for t in r.active}
+                    self.seen.append((time.time(), doc.generation, owners))
+            except Exception:  # the watch ended or the API server is busy: watch again
+                time.sleep(0.2)
+            if self.watch._stop:
+                return
+
+    def since(self, when: float) -> list[tuple[float, int, Owners]]:
+        """The generation in force at ``when`` and every one after it."""
+        before = [g for g in self.seen if g[0] <= when]
+        return before[-1:] + [g for g in self.seen if g[0] > when]
+
+    def stop(self) -> None:
+        self.watch.stop()
+
+
 def stateful_actives(report: WorkerReport) -> int:
     return sum(1 for t, role in report.roles.items() if role == "active" and t.startswith(STATEFUL))
 
@@ -112,11 +159,36 @@ class SegueApp:
         self.apps = Apps(api, namespace)
         self.operator = OperatorProcess(kubeconfig, namespace, log)
         self.watch = PodWatch(self.apps)
+        self.generations = Generations(self.apps)
+        self.usage = Usage(self.pids)
 
     def start(self) -> None:
         self.operator.start()
         self.apps.create(self.body)
         self.watch.start()
+        self.generations.start()
+        self.usage.start()
+
+    def pids(self) -> dict[str, int]:
+        """Each running pod's container process (``segue://<pid>``), and the operator's."""
+        out = {}
+        for name, pod in self.apps.pods(NAME).items():
+            for c in pod.status.container_statuses or ():
+                if c.container_id and c.container_id.startswith("segue://"):
+                    out[name] = int(c.container_id.removeprefix("segue://"))
+        if self.operator.proc is not None:
+            out["operator"] = self.operator.proc.pid
+        return out
+
+    def pod_logs(self) -> dict[str, str]:
+        """Each pod's log as the API server serves it (the pod runner's log files)."""
+        out = {}
+        for name in self.apps.pods(NAME):
+            try:
+                out[name] = self.apps.core.read_namespaced_pod_log(name, self.apps.namespace)
+            except Exception as exc:  # a pod just deleted: say so in its place
+                out[name] = f"(no log: {exc})"
+        return out
 
     def balanced(self, replicas: int) -> bool:
         return self.apps.balanced(NAME, replicas)
@@ -134,6 +206,8 @@ class SegueApp:
     def stop(self) -> None:
         """Delete the app (its pods go) while the operator still runs its finalizer."""
         self.watch.stop()
+        self.generations.stop()
+        self.usage.stop()
         try:
             self.apps.custom.delete_namespaced_custom_object(
                 GROUP, VERSION, self.apps.namespace, PLURAL, NAME

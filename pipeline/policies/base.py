@@ -26,6 +26,11 @@ class Controller(Protocol):
     def quiet(self, c: Cluster, now: float) -> bool:
         """Nothing in flight by the policy's own account (no warm-ups, no pending moves)."""
 
+    def explain(self, c: Cluster, now: float) -> str | None:
+        """Why the policy is not done, in its own words (Segue: what its status says), or
+        None to leave it to :func:`unbalanced`. Asked once, at a run's end, if some
+        disturbance never settled."""
+
     def idle_until(self, c: Cluster, now: float) -> float:
         """Until when ``step`` would change nothing, if the cluster stays as it is but for
         time passing steadily (:mod:`segue.pipeline.steady`); ``now``: it may act at once."""
@@ -41,19 +46,33 @@ def balanced(c: Cluster, now: float) -> bool:
     Balanced as KAFKA-10121 (seed 001) counts it for actives: member counts differ by at
     most one. Complete: every task is processed by its owner with a current store.
     """
-    if c.published is None or len(c.pods) != c.replicas:
-        return False
+    return unbalanced(c, now) is None
+
+
+def unbalanced(c: Cluster, now: float) -> str | None:
+    """Why ``c`` is not :func:`balanced` at ``now`` (the first reason found), or None."""
+    if c.published is None:
+        return "no assignment published"
+    if len(c.pods) != c.replicas:
+        return f"{len(c.pods)} pods where the spec asks for {c.replicas}"
     if set(c.published.members) != set(c.pods):
-        return False
-    if any(not p.up(now) or p.applied != c.published.generation for p in c.pods.values()):
-        return False
+        extra = sorted(set(c.published.members) - set(c.pods))
+        missing = sorted(set(c.pods) - set(c.published.members))
+        return f"the assignment's members are not the pods (no pod: {extra}, no member: {missing})"
+    for name, p in c.pods.items():
+        if not p.up(now):
+            return f"pod {name} is not up"
+        if p.applied != c.published.generation:
+            return f"pod {name} runs generation {p.applied}, not {c.published.generation}"
     counts = [len(r.active) for r in c.published.members.values()]
     if counts and max(counts) - min(counts) > 1:
-        return False
+        return f"active tasks per member differ by more than one ({min(counts)}-{max(counts)})"
     owners = c.owners()
-    return all(
-        t in owners
-        and c.running.get(t) == owners[t]
-        and (not task.stateful or c.lag(c.pods[owners[t]], t) < 1e-9)
-        for t, task in c.tasks.items()
-    )
+    for t, task in c.tasks.items():
+        if t not in owners:
+            return f"task {t} has no owner"
+        if c.running.get(t) != owners[t]:
+            return f"task {t} is not running on its owner {owners[t]}"
+        if task.stateful and c.lag(c.pods[owners[t]], t) >= 1e-9:
+            return f"task {t}'s store on {owners[t]} lags by {c.lag(c.pods[owners[t]], t):.0f}"
+    return None

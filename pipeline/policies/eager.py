@@ -42,6 +42,9 @@ class EagerController:
     def quiet(self, c: Cluster, now: float) -> bool:
         return True
 
+    def explain(self, c: Cluster, now: float) -> str | None:
+        return None  # nothing of its own in flight: the cluster says it all
+
     def idle_until(self, c: Cluster, now: float) -> float:
         return math.inf if self.group.idle(c, now) else now
 

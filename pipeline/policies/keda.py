@@ -56,6 +56,9 @@ class KedaController:
     def quiet(self, c: Cluster, now: float) -> bool:
         return True
 
+    def explain(self, c: Cluster, now: float) -> str | None:
+        return None  # nothing of its own in flight: the cluster says it all
+
     def idle_until(self, c: Cluster, now: float) -> float:
         if self.owned is not None and c.replicas != self.owned:
             return now

@@ -65,6 +65,11 @@ class Kip441Controller:
     def quiet(self, c: Cluster, now: float) -> bool:
         return self.probe_at is None
 
+    def explain(self, c: Cluster, now: float) -> str | None:
+        if self.probe_at is not None:
+            return f"a probing rebalance is due at t={self.probe_at:.0f} s"
+        return None
+
     def idle_until(self, c: Cluster, now: float) -> float:
         if not self.group.idle(c, now):
             return now

@@ -79,6 +79,16 @@ class SegueController:
         self.shape = _shape(c)
         self.caught_up = _caught_up(c, self.lag_floor)
 
+    def explain(self, c: Cluster, now: float) -> str | None:
+        """The status an operator would show: Balanced's and Scaling's reasons."""
+        done = {"Balanced": "True", "Scaling": "False"}
+        shown = [
+            f"{x.type} {x.status} {x.reason}: {x.message}"
+            for kind, settled in done.items()
+            if (x := self.conditions.get(kind)) is not None and x.status != settled
+        ]
+        return "; ".join(shown) or None
+
     def quiet(self, c: Cluster, now: float) -> bool:
         p = self.last
         return p is not None and not p.busy and p.publish is None and not p.create_pods

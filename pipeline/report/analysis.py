@@ -12,10 +12,13 @@ scenario and policy), so they are tested without Spark or matplotlib.
   Segue's points, the lowest median task-seconds unavailable within a pod-hours budget
   of the class's cheapest Segue point plus :data:`BUDGET` (ties: lower mean
   unavailability, then fewer pod-hours, then name).
+- *Never balanced*: per policy, the runs some disturbance of which never balanced,
+  grouped by the reason the run ended with.
 """
 
 from __future__ import annotations
 
+import re
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -141,3 +144,30 @@ def _per_policy(runs: Sequence[Row]) -> dict[str, tuple[float, float, float, str
         )
         for p, rs in by.items()
     }
+
+
+@dataclass(frozen=True)
+class NeverBalanced:
+    """Runs of one policy that never balanced for one reason (its numbers as N)."""
+
+    policy: str
+    reason: str
+    runs: int
+    examples: list[str]  # the first few scenarios, by name
+
+
+EXAMPLES = 3
+
+
+def never_balanced(results: Sequence[Row]) -> list[NeverBalanced]:
+    """Per policy, its never-balanced runs grouped by reason; most runs first."""
+    groups: dict[tuple[str, str], list[str]] = {}
+    for r in results:
+        if r["time_to_balance"] is None:
+            reason = re.sub(r"\d[\d.,]*", "N", r.get("unbalanced") or "no reason recorded")
+            groups.setdefault((r["policy"], reason), []).append(r["scenario"])
+    out = [
+        NeverBalanced(policy, reason, len(names), sorted(names)[:EXAMPLES])
+        for (policy, reason), names in groups.items()
+    ]
+    return sorted(out, key=lambda n: (n.policy, -n.runs, n.reason))

@@ -98,6 +98,17 @@ def _headline(h: analysis.Headline | None, scenarios: int) -> str:
     return "".join(lines)
 
 
+def _never(results: Sequence[Row]) -> str:
+    kinds = analysis.never_balanced(results)
+    if not kinds:
+        return "<p>None: every run balanced after every disturbance.</p>"
+    return _table(
+        ["policy", "reason", "runs", "scenarios"],
+        [[k.policy, k.reason, k.runs, ", ".join(k.examples)] for k in kinds],
+        left=2,
+    )
+
+
 def render(results: Sequence[Row], summary: Sequence[Row], errors: Sequence[Row]) -> str:
     scenarios = len({(r["source"], r["row"]) for r in results})
     front = analysis.pareto(summary)
@@ -111,6 +122,11 @@ def render(results: Sequence[Row], summary: Sequence[Row], errors: Sequence[Row]
     parts += [
         "<h2>Per policy</h2>",
         _table(["policy", *COLUMNS], [[r["policy"], *(r[c] for c in COLUMNS)] for r in summary]),
+        "<h2>Never balanced, and why</h2>",
+        "<p>Runs where some disturbance never balanced before the scenario ended, by the "
+        "reason at its end (the policy's own account, Segue's as its status says it, else "
+        "the simulator's balance test; numbers shown as N).</p>",
+        _never(results),
     ]
     if results:
         ttb = plots.distribution(results, "time_to_balance", TTB_TITLE, "seconds")

@@ -93,3 +93,29 @@ def test_the_page_has_every_section_and_escapes_what_it_shows() -> None:
     assert page.count('src="data:image/png;base64,') == 3
     assert "<script>" not in page
     assert "&lt;script&gt;" in page
+
+
+def test_never_balanced_runs_are_counted_per_policy_by_reason() -> None:
+    def never(policy: str, n: int, why: str) -> Row:
+        row = result(policy, policy, "small", n, (1.0, 1.0))
+        return row | {"scenario": f"s-{n}", "time_to_balance": None, "unbalanced": why}
+
+    results = [
+        never("segue", 1, "Balanced False NotBalanced: 7 task(s) not yet on their target member"),
+        never("segue", 2, "Balanced False NotBalanced: 12 task(s) not yet on their target member"),
+        never("eager", 3, "pod app-4 is not up"),
+        {**never("segue", 4, ""), "time_to_balance": 3.0, "unbalanced": None},
+    ]
+    kinds = analysis.never_balanced(results)
+    assert [(k.policy, k.reason, k.runs, k.examples) for k in kinds] == [
+        ("eager", "pod app-N is not up", 1, ["s-3"]),
+        (
+            "segue",
+            "Balanced False NotBalanced: N task(s) not yet on their target member",
+            2,
+            ["s-1", "s-2"],
+        ),
+    ]
+    page = render(results, [], [])
+    assert "Never balanced, and why" in page
+    assert "pod app-N is not up" in page

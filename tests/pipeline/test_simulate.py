@@ -63,7 +63,23 @@ def test_kip441_with_more_warmups_needs_one_probe() -> None:
 
 
 def test_kip441_never_balances_within_a_short_horizon() -> None:
-    assert simulate(scale_out(duration=300), Kip441Controller()).time_to_balance is None
+    out = simulate(scale_out(duration=300), Kip441Controller())
+    assert out.time_to_balance is None
+    assert out.unbalanced is not None
+    assert out.unbalanced.startswith("a probing rebalance is due at t=")
+
+
+def test_a_run_that_ends_mid_scale_says_why_in_the_policys_own_words() -> None:
+    # the new pods start 20 s after the scale at 10 s: the run ends while they start
+    segue = simulate(scale_out(duration=25), SegueController())
+    assert segue.time_to_balance is None
+    assert segue.unbalanced is not None
+    assert segue.unbalanced.startswith("Balanced False"), segue.unbalanced
+    eager = simulate(scale_out(duration=25), EagerController())
+    assert eager.unbalanced == (
+        "the assignment's members are not the pods (no pod: [], no member: ['wc-2', 'wc-3'])"
+    )
+    assert simulate(scale_out(), SegueController()).unbalanced is None
 
 
 def test_a_lost_pod_comes_back_and_restores_its_tasks() -> None:

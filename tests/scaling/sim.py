@@ -55,6 +55,7 @@ class Sim:
     conditions: dict[str, Condition] = field(default_factory=dict)
     plans: list[Plan] = field(default_factory=list)
     late: dict[str, int] = field(default_factory=dict)  # pod -> extra steps it takes to start
+    blind: set[str] = field(default_factory=set)  # pods that cannot read the assignment
 
     def world(self) -> World:
         ends = {}
@@ -126,9 +127,11 @@ class Sim:
                 pod.alive = pod.late <= 0
                 pod.late -= 1
                 continue
-            if self.published is None or name not in self.published.members:
+            if self.published is None or name in self.blind:
                 continue
-            pod.generation = self.published.generation
+            pod.generation = self.published.generation  # members or not, as workers do
+            if name not in self.published.members:
+                continue
             held = self.published.members[name]
             for t in held.tasks():
                 if t in held.active:

@@ -156,6 +156,24 @@ def test_a_pod_past_the_expansion_timeout_joins_the_next_batch_and_says_so() -> 
     sim.run()
     assert joined_in(sim, {"wc-3", "wc-4", "wc-5"}) == [{"wc-3", "wc-4"}, {"wc-5"}]
     assert sim.events("JoinDeferred") == [
-        "wc-5 did not report within expansionTimeoutSeconds=5s: wc-3, wc-4 join now, "
+        "wc-5 did not report with the assignment read within expansionTimeoutSeconds=5s: "
+        "wc-3, wc-4 join now, "
         "wc-5 with the next batch"
     ]
+
+
+def test_a_pod_joins_once_it_has_read_the_assignment_not_merely_reported() -> None:
+    """A joiner whose watch is not up yet would see the generation that hands it tasks
+    late, after their old owners stopped: it is admitted once it reports a generation."""
+    sim = Sim(replicas=3, rate=400).with_policy(expansion_timeout=5.0)
+    sim.run()
+    sim.replicas = 4
+    sim.blind = {"wc-3"}  # it runs and reports, but has read no assignment
+    for _ in range(4):
+        sim.step()
+    assert sim.published is not None
+    assert "wc-3" not in sim.published.members
+    sim.blind = set()  # its watch comes up
+    sim.run()
+    assert "wc-3" in sim.published.members
+    assert joined_in(sim, {"wc-3"}) == [{"wc-3"}]

@@ -168,6 +168,7 @@ def test_batch_promotion_waits_for_all_of_a_members_learners() -> None:
     sim.run()
     sim.with_policy(learner_promotion="batch", max_warmup_replicas=3)
     sim.replicas = 2
+    sim.step()  # wc-1 is created; it runs, then reads the assignment (not yet in it)
     sim.step()
     sim.step()  # wc-1 is admitted and learns three tasks
     assert sim.published is not None
