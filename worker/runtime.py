@@ -33,7 +33,7 @@ from segue.worker.state.layout import StateLayout
 from segue.worker.state.restore import RestoreError, Restorer, restore_consumer_config
 from segue.worker.taskset import TaskSet
 from segue.worker.topics import Resolution, ResolvedSub, resolve
-from segue.worker.topology import Topology
+from segue.worker.topology import SubTopology, Topology
 from segue.worker.watchdog import bounded
 
 log = logging.getLogger(__name__)
@@ -90,6 +90,11 @@ class Worker:
         self._wake = threading.Event()
         self.stopping = threading.Event()
         self.sizes: dict[str, int] = {}
+        # Standby and learner copies of the applied generation still to start, one per
+        # loop turn, none while a new active restores or has its first transaction open:
+        # opening a store takes broker round trips, and a handover's new active must not
+        # wait behind them (issue 24).
+        self._deferred: list[tuple[str, Role, int, ResolvedSub, SubTopology]] = []
 
     # -- input from the watcher thread --
 
@@ -149,6 +154,7 @@ class Worker:
         for name in self.tasks.down():
             if name in desired:
                 self.tasks.stop(name)  # it comes back: recreated from scratch
+        self._deferred.clear()  # copies of an older generation not started yet: diffed again
         changes = diff(self.tasks.owned(), desired)
         log.info("applying generation %d: %s", doc.generation, changes)
         began = time.monotonic()
@@ -162,12 +168,15 @@ class Worker:
             self._transition(name, self.tasks.relabel, name, role)
         for name in changes.promote:
             self._transition(name, self.tasks.promote, name, doc.generation)
-        # actives first: their producers warm up while the other copies' stores open
-        for name, role in sorted(changes.start.items(), key=lambda item: item[1] != "active"):
+        for name, role in changes.start.items():
             task_id = TaskId.parse(name)
             sub = self.topology.get(task_id.subtopology)
             resolved = resolution.subs[task_id.subtopology]
-            self._transition(name, self.tasks.start, name, role, doc.generation, resolved, sub)
+            start = (name, role, doc.generation, resolved, sub)
+            if role == "active":
+                self._transition(name, self.tasks.start, *start)
+            else:
+                self._deferred.append(start)
         for name in self.tasks.owned():
             now_resolved = resolution.subs.get(TaskId.parse(name).subtopology)
             if now_resolved is not None:
@@ -239,6 +248,9 @@ class Worker:
             self.tasks.commit_due(now)
             self.tasks.retry_due(now)
             self.tasks.fence_pending()
+            if self._deferred and not self.tasks.settling:
+                name, *start = self._deferred.pop(0)
+                self._transition(name, self.tasks.start, name, *start)
             if now - last_ends >= ENDS_EVERY:
                 last_ends = now
                 report.refresh_ends(self.tasks, self.restorer, self.admin)

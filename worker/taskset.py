@@ -132,6 +132,20 @@ class TaskSet:
         return self._processing.consuming
 
     @property
+    def settling(self) -> bool:
+        """Some active task just taken over has not committed yet: it restores its
+        changelog's tail, or its first transaction is open. (One waiting for its fence
+        does not count: its new producer warms up meanwhile.)"""
+        return any(
+            t.role == "active"
+            and (
+                t.state is TaskState.RESTORING
+                or (t.active is not None and t.active.in_txn and not t.active.commits)
+            )
+            for t in self._tasks.values()
+        )
+
+    @property
     def ready(self) -> bool:
         """Every task assigned as active runs (a refused one does not)."""
         return not any(role == "active" for role, _ in self._refused.values()) and all(
