@@ -135,8 +135,10 @@ def _members(world: World, plan: Plan, after: Published | None) -> list[MemberRe
             state = "absent"
         elif pod.terminating or name in leaving:
             state = "leaving"
-        elif not (pod.running and pod.reporting):
-            state = "starting"
+        elif not (pod.running and pod.reporting) or (
+            roles is None and pod.generation is None and world.published is not None
+        ):
+            state = "starting"  # not ready to join: it has not read the assignment yet
         out.append(MemberRecord.holding(name, state, roles))
     return out
 
