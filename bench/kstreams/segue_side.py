@@ -96,10 +96,11 @@ class Generations(threading.Thread):
         self.apps = apps
         self.seen: list[tuple[float, int, Owners]] = []
         self.watch = watch.Watch()
+        self.stopped = threading.Event()
 
     def run(self) -> None:
         name = assignment_configmap(NAME)
-        while True:
+        while not self.stopped.is_set():
             try:
                 for event in self.watch.stream(
                     self.apps.core.list_namespaced_config_map,
@@ -113,10 +114,8 @@ class Generations(threading.Thread):
                         continue
                     owners = {t: m for m, r in doc.members.items() for t in r.active}
                     self.seen.append((time.time(), doc.generation, owners))
-            except Exception:  # the watch ended or the API server is busy: watch again
+            except Exception:  # the API server is busy: watch again
                 time.sleep(0.2)
-            if self.watch._stop:
-                return
 
     def since(self, when: float) -> list[tuple[float, int, Owners]]:
         """The generation in force at ``when`` and every one after it."""
@@ -124,6 +123,7 @@ class Generations(threading.Thread):
         return before[-1:] + [g for g in self.seen if g[0] > when]
 
     def stop(self) -> None:
+        self.stopped.set()
         self.watch.stop()
 
 
