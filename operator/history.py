@@ -19,6 +19,7 @@ from segue.operator.observe.scrape import WorkerReport
 from segue.operator.scaling import Plan, Published, World
 from segue.operator.scaling.inventory import Inventory, take_inventory
 from segue.operator.scaling.placement import lags, task_lag
+from segue.operator.scaling.roster import ready_to_join
 from segue.protocol.history import (
     CopyRecord,
     HistoryRecord,
@@ -136,7 +137,7 @@ def _members(world: World, plan: Plan, after: Published | None) -> list[MemberRe
         elif pod.terminating or name in leaving:
             state = "leaving"
         elif not (pod.running and pod.reporting) or (
-            roles is None and pod.generation is None and world.published is not None
+            roles is None and not ready_to_join(pod, world.published)
         ):
             state = "starting"  # not ready to join: it has not read the assignment yet
         out.append(MemberRecord.holding(name, state, roles))

@@ -38,6 +38,7 @@ from segue.operator.scaling import PodObs, Policy, Published, TaskFault, World, 
 from segue.operator.settings import OperatorSettings
 from segue.protocol import decode_configmap
 from segue.protocol.names import assignment_configmap
+from segue.protocol.reports import TaskState
 from segue.protocol.topology import SubTopologyDescription, parse_topology
 
 log = logging.getLogger("segue.operator.observe")
@@ -242,5 +243,8 @@ def pod_obs(state: PodState, report: WorkerReport | None) -> PodObs:
         state_bytes=dict(report.state_bytes) if report else {},
         changelog_bytes=dict(report.changelog_bytes) if report else {},
         faults={t: TaskFault(*why) for t, why in report.task_errors.items()} if report else {},
+        restoring=frozenset(
+            t for t, s in (report.states if report else {}).items() if s == TaskState.RESTORING
+        ),
         template_hash=state.labels.get(TEMPLATE_HASH_LABEL, ""),
     )

@@ -54,17 +54,26 @@ class Cluster:
     restoring: dict[tuple[str, str], float] = field(default_factory=dict)  # last tick's rates
     initial: dict[int, int] = field(default_factory=dict)  # sub-topology -> partitions at t=0
     sources: dict[int, int] = field(default_factory=dict)  # ... and now (expansions)
+    _inflow: tuple[tuple[float, int], dict[str, float]] | None = field(
+        default=None, repr=False, compare=False
+    )
 
     def inflow(self, rate: float) -> dict[str, float]:
         """Input records/s per task: a sub-topology's total input (``rate`` per initial
-        partition; an expansion spreads the same producers wider) over its tasks."""
+        partition; an expansion spreads the same producers wider) over its tasks. Read
+        only: the same dict is handed out until the rate or the task count changes."""
+        key = (rate, len(self.tasks))  # tasks are only ever added (an expansion)
+        if self._inflow is not None and self._inflow[0] == key:
+            return self._inflow[1]
         count: dict[int, int] = {}
         for task in self.tasks.values():
             count[task.subtopology] = count.get(task.subtopology, 0) + 1
-        return {
+        flows = {
             t: rate * self.initial[x.subtopology] / count[x.subtopology]
             for t, x in self.tasks.items()
         }
+        self._inflow = (key, flows)
+        return flows
 
     def next_generation(self, members: dict[str, Roles]) -> Published:
         return Published((self.published.generation if self.published else 0) + 1, members)

@@ -13,13 +13,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from segue.protocol.reports import TaskErrorReason
+from segue.protocol.reports import AssignmentErrorReason, TaskErrorReason
 from segue.protocol.tasks import TaskId
 from segue.worker import metrics
 from segue.worker.active import TaskAborted, TaskFailed, TaskFenced
 from segue.worker.state.engine import StoreCorrupt, StoreFull, StoreLocked
 from segue.worker.state.restore import RestoreError
-from segue.worker.topics import ResolvedSub
+from segue.worker.topics import Resolution, ResolvedSub
 
 FIRST_RETRY = 0.5  # seconds before the first retry; doubles per failure
 MAX_RETRY = 10.0  # a fixed cause is picked up within 10 s (issue 14: resume in 15 s)
@@ -79,3 +79,22 @@ def blocker(name: str, resolved: ResolvedSub) -> Cause | None:
             f"partitions), not a task {name}",
         )
     return None
+
+
+def refusal_of(task: str, resolution: Resolution) -> tuple[str | None, Cause | None]:
+    """The assignment error ``task`` counts as, if any, and why it is refused, if it
+    names no task of the topology (a task of it that cannot run now is kept, failed, and
+    the task set reports it)."""
+    try:
+        task_id = TaskId.parse(task)
+    except ValueError as exc:
+        return AssignmentErrorReason.UNKNOWN_TASK, Cause(TaskErrorReason.UNKNOWN_TASK, str(exc))
+    sub = resolution.subs.get(task_id.subtopology)
+    if sub is None:
+        message = f"the topology has no sub-topology {task_id.subtopology}"
+        return AssignmentErrorReason.UNKNOWN_TASK, Cause(TaskErrorReason.UNKNOWN_TASK, message)
+    if sub.error is not None:
+        return sub.error.reason, None
+    if task_id.partition >= sub.tasks:
+        return AssignmentErrorReason.UNKNOWN_TASK, None
+    return None, None

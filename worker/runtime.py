@@ -22,12 +22,12 @@ from confluent_kafka import Consumer, KafkaException, Producer
 
 from segue.protocol import AssignmentDocument, Role
 from segue.protocol.names import transactional_id
-from segue.protocol.reports import AssignmentErrorReason, TaskErrorReason
+from segue.protocol.reports import AssignmentErrorReason
 from segue.protocol.tasks import Expansion, TaskId
 from segue.worker import kafka, report
 from segue.worker.config import WorkerConfig
 from segue.worker.diff import diff
-from segue.worker.failures import Cause
+from segue.worker.failures import Cause, refusal_of
 from segue.worker.metrics import WorkerMetrics
 from segue.worker.state.layout import StateLayout
 from segue.worker.state.restore import RestoreError, Restorer, restore_consumer_config
@@ -144,12 +144,13 @@ class Worker:
         desired: dict[str, Role] = {}
         refused: dict[str, tuple[Role, Cause]] = {}
         for task, role in roles.items():
-            reason, refusal = self._check(task, resolution)
+            reason, refusal = refusal_of(task, resolution)
             if reason is not None:
                 self.count_error(reason)
             if refusal is None:
                 desired[task] = role
             else:
+                log.error("task %s: %s", task, refusal.message)
                 refused[task] = (role, refusal)
         for name in self.tasks.down():
             if name in desired:
@@ -208,25 +209,6 @@ class Worker:
                 self.topology, self.application_id, self.admin.partition_counts(), expansions
             )
         return resolution
-
-    def _check(self, task: str, resolution: Resolution) -> tuple[str | None, Cause | None]:
-        """The assignment error ``task`` counts as, if any, and why it is refused,
-        if it names no task of the topology (the task set logs the others)."""
-        try:
-            task_id = TaskId.parse(task)
-        except ValueError as exc:
-            log.error("%s", exc)
-            return AssignmentErrorReason.UNKNOWN_TASK, Cause(TaskErrorReason.UNKNOWN_TASK, str(exc))
-        sub = resolution.subs.get(task_id.subtopology)
-        if sub is None:
-            message = f"the topology has no sub-topology {task_id.subtopology}"
-            log.error("task %s: %s", task, message)
-            return AssignmentErrorReason.UNKNOWN_TASK, Cause(TaskErrorReason.UNKNOWN_TASK, message)
-        if sub.error is not None:
-            return sub.error.reason, None
-        if task_id.partition >= sub.tasks:
-            return AssignmentErrorReason.UNKNOWN_TASK, None
-        return None, None
 
     # -- the loop --
 

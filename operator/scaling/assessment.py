@@ -1,12 +1,13 @@
 """The StreamApp's status as the machine assesses it: member summaries, conditions, phase.
 
 Four conditions, as Kubernetes conventions expect (each always present, True or False):
-``Balanced`` (every task on its target owner, nothing learning, nobody joining, leaving
-or away), ``Scaling`` (a scale action or rebalance is in flight, with why) and
-``Degraded`` (something needs a human: refused partition expansion, a missing topic,
-an assignment too large, a forced scale-down, a member away) and ``Progressing`` (a
-template change is still rolling through the pods, :mod:`.rollout`). :mod:`.core` supplies the
-facts; the shell adds ``lastTransitionTime``.
+``Balanced`` (every task on its target owner with a current store, nothing learning,
+nobody joining, leaving or away; an active still restoring, after a failover or a
+forced handover, is named with its lag), ``Scaling`` (a scale action or rebalance is in
+flight, with why), ``Degraded`` (something needs a human: refused partition expansion,
+a missing topic, an assignment too large, a forced scale-down, a member away) and
+``Progressing`` (a template change is still rolling through the pods, :mod:`.rollout`).
+:mod:`.facts` supplies the facts; the shell adds ``lastTransitionTime``.
 """
 
 from __future__ import annotations
@@ -32,9 +33,22 @@ class Facts:
     pods: Mapping[str, PodObs]
     generation: int
     pending: int  # tasks not yet on their target owner
+    acceptable_lag: int  # an active further behind than this is still restoring
     degradations: tuple[Degradation, ...]
     scaling_reason: str | None
     scaling_message: str
+
+
+def _restoring(f: Facts) -> list[tuple[str, str, int]]:
+    """(task, member, lag) of each active its pod reports restoring, further behind its
+    changelog than the acceptable lag (a short tail after a handover is not news)."""
+    return sorted(
+        (t, m, lag)
+        for m, held in f.members.items()
+        if (pod := f.pods.get(m)) is not None
+        for t in held.active
+        if t in pod.restoring and (lag := f.lags.get(m, {}).get(t, 0)) > f.acceptable_lag
+    )
 
 
 def _balanced(
@@ -46,6 +60,17 @@ def _balanced(
             "True",
             "Suspended",
             "replicas is 0: every task was handed off and no pod runs",
+        )
+    restoring = _restoring(f) if balanced and not suspended else []
+    if restoring:
+        named = ", ".join(f"{t} on {m} ({lag:,} records behind)" for t, m, lag in restoring[:5])
+        more = f" and {len(restoring) - 5} more" if len(restoring) > 5 else ""
+        return Condition(
+            "Balanced",
+            "False",
+            "ActiveRestoring",
+            f"every task is on its target member, but {len(restoring)} active task(s) "
+            f"restore their state before they process: {named}{more}",
         )
     if balanced:
         return Condition("Balanced", "True", "Balanced", "every task is on its target member")

@@ -16,25 +16,24 @@ from dataclasses import replace
 from segue.assignor import AssignorError, Decision
 from segue.assignor.ids import member_sort_key
 
-from .assessment import Facts, assess
+from .assessment import assess
 from .events import degraded_events, membership_events, publish_events
-from .faults import fault_degradations, member_faults
+from .facts import gather_facts, settled
 from .handovers import track_handovers
 from .hold import placement as hold_placement
 from .inventory import Degradation, Inventory, inventory_of
 from .model import (
     Event,
     Held,
-    MemberRole,
     Memory,
     Plan,
     Published,
     Roles,
     World,
 )
-from .placement import build_request, cheapest_to_remove, lags
+from .placement import build_request, cheapest_to_remove
 from .publication import publication, refence
-from .rollout import Rollout, handing_over, plan_rollout, restart_events, restarts
+from .rollout import handing_over, plan_rollout, restart_events, restarts
 from .roster import Roster, plan_roster
 
 
@@ -118,7 +117,7 @@ def decide(world: World) -> Plan:
         refenced=fenced.memory(world, publish is not None),
         held=held,
     )
-    facts = _facts(
+    facts = gather_facts(
         world,
         rollout=rollout,
         inventory=inventory,
@@ -128,7 +127,7 @@ def decide(world: World) -> Plan:
         memory=memory,
     )
     status = assess(facts)
-    if memory.forced_at is not None and _settled(memory, _learning(in_force), facts.pending):
+    if memory.forced_at is not None and settled(memory, _learning(in_force), facts.pending):
         # the forced handovers have completed: the condition has said its piece
         memory = replace(memory, forced_at=None)
     events += degraded_events(world, status.condition("Degraded"))
@@ -210,83 +209,6 @@ def _departures(
         ):
             out.append(m)
     return out
-
-
-def _facts(
-    world: World,
-    *,
-    rollout: Rollout,
-    inventory: Inventory,
-    in_force: Published | None,
-    decision: Decision | None,
-    degradations: list[Degradation],
-    memory: Memory,
-) -> Facts:
-    members = dict(in_force.members) if in_force else {}
-    roles: dict[str, MemberRole] = {m: "member" for m in members}
-    for m in memory.absent:
-        roles[m] = "absent"
-    for m in memory.rolling:
-        roles[m] = "rolling"
-    for m in memory.leaving:
-        roles[m] = "leaving"
-    for m in memory.joining:
-        roles[m] = "joining"
-    learning = sum(len(r.learning) for r in members.values())
-    pending = decision.stats.pending if decision is not None else 0
-    faults = member_faults(world, members)
-    degradations = [*degradations, *fault_degradations(faults)]
-    stuck = sum(1 for m, r in members.items() for t in r.learning if t in faults.get(m, {}))
-    if memory.forced_at is not None and not _settled(memory, learning, pending):
-        degradations = [
-            *degradations,
-            Degradation(
-                "ScaleDownTimeout",
-                "a scale-down hit scaleDownTimeoutSeconds: "
-                "tasks went to the most caught-up members",
-            ),
-        ]
-    for m, since in sorted(memory.absent.items()):
-        if m not in memory.leaving and m not in memory.rolling:
-            degradations.append(
-                Degradation(
-                    "MemberAbsent",
-                    f"{m} away since t={since:.0f}; its tasks wait for it until "
-                    f"registrationTimeoutSeconds={world.policy.registration_timeout:g} passes",
-                )
-            )
-    if memory.joining:
-        reason: str | None = "ScalingUp"
-        message = f"{len(memory.joining)} pod(s) joining: {', '.join(sorted(memory.joining))}"
-    elif memory.leaving:
-        reason = "ScalingDown"
-        message = f"{len(memory.leaving)} pod(s) leaving: {', '.join(sorted(memory.leaving))}"
-    elif learning or pending or memory.handovers:
-        reason = "Rebalancing"
-        message = f"{learning - stuck} learner(s) restoring, {pending} task(s) still to move"
-        if stuck:
-            message += f"; {stuck} learner(s) cannot run (see Degraded): their tasks stay put"
-    else:
-        reason, message = None, ""
-    return Facts(
-        suspended=world.replicas == 0,
-        rolling=tuple(sorted(rollout.rolling)),
-        outdated=len(rollout.outdated),
-        updated=rollout.updated,
-        members=members,
-        roles=roles,
-        lags=lags(world, inventory, members),
-        pods=world.pods,
-        generation=in_force.generation if in_force else 0,
-        pending=pending,
-        degradations=tuple(degradations),
-        scaling_reason=reason,
-        scaling_message=message,
-    )
-
-
-def _settled(memory: Memory, learning: int, pending: int) -> bool:
-    return not (memory.joining or memory.leaving or memory.handovers or learning or pending)
 
 
 def _learning(published: Published | None) -> int:

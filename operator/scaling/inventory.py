@@ -35,6 +35,11 @@ class Inventory:
     partition_map: dict[int, Expansion]
     expanded: list[str] = field(default_factory=list)  # messages for PartitionsExpanded
     degradations: list[Degradation] = field(default_factory=list)
+    # task -> its stores' changelog ends in the world this was taken from (a memo: one
+    # look asks for each task's ends once per member otherwise)
+    ends: dict[str, tuple[tuple[str, int], ...] | None] = field(
+        default_factory=dict, compare=False, repr=False
+    )
 
 
 def take_inventory(

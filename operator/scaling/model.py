@@ -85,6 +85,7 @@ class PodObs:
     # key+value bytes of the changelog records its copy applied since created empty
     changelog_bytes: Mapping[str, int] = field(default_factory=dict)
     faults: Mapping[str, TaskFault] = field(default_factory=dict)  # tasks it cannot run now
+    restoring: frozenset[str] = frozenset()  # its actives fenced and catching up, not processing
     template_hash: str = ""  # the spec it was built from ("": unknown, taken as current)
 
 

@@ -34,15 +34,12 @@ from .model import PodObs, Policy, Published, Roles, World
 def lags(world: World, inventory: Inventory, members: Iterable[str]) -> dict[str, dict[str, int]]:
     """member -> task -> changelog records behind, for the stateful copies it holds."""
     out: dict[str, dict[str, int]] = {}
-    ends: dict[str, tuple[tuple[str, int], ...] | None] = {}  # task -> (store, end) pairs
     for m in members:
         pod = world.pods.get(m)
         if pod is None or not pod.reporting:
             continue
         for task, held in pod.offsets.items():
-            if task not in ends:
-                ends[task] = _ends(world, inventory, task)
-            of = ends[task]
+            of = _ends(world, inventory, task)
             if of is not None:
                 out.setdefault(m, {})[task] = sum(max(0, e - held.get(s, 0)) for s, e in of)
     return out
@@ -50,11 +47,16 @@ def lags(world: World, inventory: Inventory, members: Iterable[str]) -> dict[str
 
 def _ends(world: World, inventory: Inventory, task: str) -> tuple[tuple[str, int], ...] | None:
     """Each store's changelog end of a stateful task in the inventory, else None."""
+    if task in inventory.ends:
+        return inventory.ends[task]
     stores = inventory.stores.get(task)
     if not stores or not inventory.tasks.get(task):
-        return None
-    partition = TaskId.parse(task).partition
-    return tuple((s, world.end_offsets.get((changelog, partition), 0)) for s, changelog in stores)
+        found = None
+    else:
+        partition = TaskId.parse(task).partition
+        found = tuple((s, world.end_offsets.get((c, partition), 0)) for s, c in stores)
+    inventory.ends[task] = found
+    return found
 
 
 def task_lag(world: World, inventory: Inventory, task: str, held: Mapping[str, int]) -> int | None:

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 
 from segue.assignor.ids import member_sort_key
 
-from .model import Event, Published, World
+from .model import Event, PodObs, Published, World
 
 
 @dataclass
@@ -172,21 +172,36 @@ def _scale(
     roster.delete.extend(strays)
 
 
+def not_ready(pod: PodObs | None, published: Published | None) -> str | None:
+    """Why a joiner cannot join yet, or None once it can. It must report *and* have read
+    the assignment (its watch is up): the generation that hands it tasks then reaches it
+    at once, instead of while its watch starts, with the old owners already stopped
+    (issue 24: 3-4 s pauses)."""
+    if pod is None:
+        return "no pod yet"
+    if pod.terminating:
+        return "its pod is terminating"
+    if not pod.running:
+        return "its pod is not running"
+    if not pod.reporting:
+        return "its metrics do not answer"
+    if pod.generation is None and published is not None:
+        return "it has not read the assignment"
+    return None
+
+
+def ready_to_join(pod: PodObs, published: Published | None) -> bool:
+    return not_ready(pod, published) is None
+
+
 def _admit(world: World, roster: Roster) -> None:
     if not roster.joining:
         return
     start = min(roster.joining.values())
-    # A joiner is ready once it reports *and* has read the assignment (its watch is up):
-    # the generation that hands it tasks then reaches it at once, instead of while its
-    # watch starts, with the old owners already stopped (issue 24: 3-4 s pauses).
     ready = [
         j
         for j, _ in sorted(roster.joining.items())
-        if (pod := world.pods.get(j)) is not None
-        and pod.running
-        and pod.reporting
-        and (pod.generation is not None or world.published is None)
-        and not pod.terminating
+        if (pod := world.pods.get(j)) is not None and ready_to_join(pod, world.published)
     ]
     deadline = start + world.policy.expansion_timeout
     if ready and (len(ready) == len(roster.joining) or world.now >= deadline):
@@ -208,5 +223,22 @@ def _admit(world: World, roster: Roster) -> None:
                     f"now, {', '.join(late)} with the next batch",
                 )
             )
+    elif not ready and world.now >= deadline:  # nobody in time: say who and why, wait on
+        waiting = "; ".join(
+            f"{j}: {not_ready(world.pods.get(j), world.published)}"
+            for j in sorted(roster.joining, key=member_sort_key)
+        )
+        for j in roster.joining:
+            roster.joining[j] = world.now
+        roster.deadlines.append(world.now + world.policy.expansion_timeout)
+        roster.events.append(
+            Event(
+                "Warning",
+                "JoinWaiting",
+                f"no joining pod is ready after expansionTimeoutSeconds="
+                f"{world.policy.expansion_timeout:g}s ({waiting}); they join once they "
+                "report with the assignment read",
+            )
+        )
     else:
         roster.deadlines.append(deadline)

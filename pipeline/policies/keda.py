@@ -73,11 +73,8 @@ class KedaController:
             want = self.min_replicas
         else:
             want = math.ceil(lag / self.lag_threshold)
-        inputs = sum(
-            1
-            for t in c.tasks.values()
-            if t.subtopology == min(x.subtopology for x in c.tasks.values())
-        )
+        first = min(x.subtopology for x in c.tasks.values())
+        inputs = sum(1 for t in c.tasks.values() if t.subtopology == first)
         return max(self.min_replicas, min(want, self.max_replicas, inputs))
 
     def replicas(self, c: Cluster, now: float) -> int:

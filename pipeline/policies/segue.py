@@ -201,6 +201,11 @@ class SegueController:
             offsets=offsets if up else {},
             state_bytes=sizes if up else {},
             changelog_bytes=sizes if up else {},
+            restoring=frozenset(
+                t
+                for t in (held.active if held and roles else ())
+                if t in c.tasks and c.lag(pod, t) > 0
+            ),
         )
 
 

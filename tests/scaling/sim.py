@@ -100,6 +100,11 @@ class Sim:
             offsets={t: {store: off} for t, off in pod.restored.items()},
             state_bytes={t: 100 for t in pod.restored},
             faults={t: f for t, f in pod.faults.items() if t in roles},
+            restoring=frozenset(
+                t
+                for t, r in roles.items()
+                if r == "active" and pod.restored.get(t, 0) < self.changelog_end
+            ),
             template_hash=pod.template,
         )
 

@@ -177,3 +177,27 @@ def test_a_pod_joins_once_it_has_read_the_assignment_not_merely_reported() -> No
     sim.run()
     assert "wc-3" in sim.published.members
     assert joined_in(sim, {"wc-3"}) == [{"wc-3"}]
+
+
+def test_a_joiner_that_never_gets_ready_is_named_with_why() -> None:
+    """A lone joiner that never reads the assignment does not leave the status at "1
+    pod(s) joining" with no reason: past expansionTimeoutSeconds a Warning says who and
+    why, and the Scaling condition names it until it joins."""
+    sim = Sim(replicas=3, rate=400).with_policy(expansion_timeout=5.0)
+    sim.run()
+    sim.replicas = 4
+    sim.blind = {"wc-3"}
+    for _ in range(8):
+        sim.step()
+    waiting = sim.events("JoinWaiting")
+    assert waiting, [e.reason for p in sim.plans for e in p.events]
+    assert "wc-3: it has not read the assignment" in waiting[0]
+    assert "expansionTimeoutSeconds=5s" in waiting[0]
+    scaling = sim.plans[-1].assessment.condition("Scaling")
+    assert scaling.reason == "ScalingUp"
+    assert "wc-3: it has not read the assignment" in scaling.message, scaling
+    assert len(waiting) <= 2  # once per expansionTimeoutSeconds, not every look
+    sim.blind = set()
+    sim.run()
+    assert sim.published is not None
+    assert "wc-3" in sim.published.members

@@ -229,3 +229,22 @@ def test_last_scale_is_when_a_scale_action_started_and_only_then() -> None:
     sim.replicas = 2
     down = sim.now
     assert sim.step().memory.last_scale == down
+
+
+def test_an_active_restoring_its_state_is_not_called_balanced() -> None:
+    """Placed is not processing: an active that lost its store (a failover without a
+    standby, a forced handover) restores first, and the status names it with its lag
+    until it is current again."""
+    sim = Sim(replicas=2)
+    sim.run()
+    balanced(sim, 2)
+    owner = sim.owners()["0_3"]
+    sim.pods[owner].restored["0_3"] = 0  # its store is gone: 1000 records to replay
+    plan = decide(sim.world())
+    restoring = plan.assessment.condition("Balanced")
+    assert (restoring.status, restoring.reason) == ("False", "ActiveRestoring"), restoring
+    assert f"0_3 on {owner} (1,000 records behind)" in restoring.message
+    assert plan.assessment.condition("Scaling").status == "False"  # nothing to move
+    sim.step()  # the sim's actives catch up in a step; the next look sees it current
+    sim.step()
+    balanced(sim, 2)

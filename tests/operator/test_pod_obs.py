@@ -1,0 +1,19 @@
+"""What the operator makes of one pod and its scrape (``segue.operator.world.pod_obs``)."""
+
+from __future__ import annotations
+
+from segue.operator.observe.pods import PodState
+from segue.operator.observe.scrape import WorkerReport
+from segue.operator.world import pod_obs
+
+
+def test_actives_the_worker_reports_restoring_are_marked_restoring() -> None:
+    state = PodState("wc-1", "Running", "10.0.0.2", True, False, 0, "uid", 0.0)
+    report = WorkerReport(
+        generation=3,
+        roles={"1_0": "active", "1_1": "active", "1_2": "standby"},
+        states={"1_0": "restoring", "1_1": "running", "1_2": "standby"},
+    )
+    obs = pod_obs(state, report)
+    assert obs.restoring == frozenset({"1_0"})
+    assert pod_obs(state, None).restoring == frozenset()
