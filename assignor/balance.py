@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from fractions import Fraction
+from functools import lru_cache
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,9 +55,16 @@ def bounds(
     total: int, capacities: list[int], tolerance: Fraction, cap: int | None = None
 ) -> Bounds:
     """Floor/ceil of each share, widened by ``tolerance`` and clipped to ``[0, cap]``."""
+    return _bounds(total, tuple(capacities), tolerance, cap)
+
+
+@lru_cache(maxsize=4096)  # pure, and asked again for the same counts on every look
+def _bounds(
+    total: int, capacities: tuple[int, ...], tolerance: Fraction, cap: int | None
+) -> Bounds:
     lower: list[int] = []
     upper: list[int] = []
-    for share in shares(total, capacities, cap):
+    for share in shares(total, list(capacities), cap):
         low = share * (1 - tolerance)
         high = share * (1 + tolerance)
         lo = max(0, low.numerator // low.denominator)

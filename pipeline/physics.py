@@ -42,7 +42,7 @@ def advance(c: Cluster, now: float, tick: float, rate: float, meter: Meter) -> N
                 meter.restored(gained * task.record_bytes)
     serving = {t: p for t, p in c.running.items() if p in up and _current(c, up[p], t)}
     inflow = c.inflow(rate)
-    share = _capacity(c, serving, tick, inflow)
+    share = capacity(c, serving, tick, inflow)
     for t, task in c.tasks.items():
         arrived = inflow[t] * tick
         cap = share.get(t, 0.0)
@@ -60,7 +60,7 @@ def _current(c: Cluster, pod: Pod, task: str) -> bool:
     return not c.tasks[task].stateful or c.lag(pod, task) < 1e-9
 
 
-def _capacity(
+def capacity(
     c: Cluster, serving: dict[str, str], tick: float, inflow: dict[str, float]
 ) -> dict[str, float]:
     """Each pod's ``pod_rate * tick`` split over its serving tasks by water-filling demand."""

@@ -20,9 +20,10 @@ compares every metric. It is off when a history is recorded, which wants a row p
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from .metrics import Meter
+from .physics import capacity
 from .state import Cluster, Pod
 
 EPSILON = 1e-9
@@ -42,11 +43,14 @@ class Copy:
 class Linear:
     """One tick, ready to be repeated ``ticks`` times at most (and only before ``until``)."""
 
-    processed: dict[str, float]  # served task -> records processed per tick (= arrived)
+    processed: dict[str, float]  # served task -> records processed per tick
     waiting: dict[str, float]  # unserved task -> records arriving per tick (into backlog)
     copies: tuple[Copy, ...]
-    ticks: float  # how many alike ticks the copies' lags allow
+    ticks: float  # how many alike ticks the copies' lags and the backlogs allow
     until: float  # a starting pod runs from then: a tick ending at or after it differs
+    drift: dict[str, float] = field(default_factory=dict)  # saturated task -> backlog/tick
+    late: float = 0.0  # records processed late in the first tick
+    late_slope: float = 0.0  # ... and how much more in each tick after it
 
 
 def linear(c: Cluster, now: float, tick: float, rate: float, lag_floor: float) -> Linear | None:
@@ -63,16 +67,11 @@ def linear(c: Cluster, now: float, tick: float, rate: float, lag_floor: float) -
         pod = c.pods.get(owner)
         if pod is not None and pod.up(now) and _lag(c, pod, t) < EPSILON:
             served[t] = owner
-    load: dict[str, float] = {}
-    for t, owner in served.items():
-        if c.tasks[t].backlog > EPSILON:
-            return None  # draining a backlog: water-filling moves non-linearly
-        load[owner] = load.get(owner, 0.0) + inflow[t]
-    if any(total > c.pod_rate * (1 - EPSILON) for total in load.values()):
+    backlogs = _backlogs(c, served, tick, inflow)
+    if backlogs is None:
         return None
-    processed = {t: inflow[t] * tick for t in served}
+    processed, drift, late, late_slope, ticks = backlogs
     copies: list[Copy] = []
-    ticks = math.inf
     for name, pod in c.pods.items():
         roles = held.get(name)
         if roles is None or not pod.up(now):
@@ -97,7 +96,54 @@ def linear(c: Cluster, now: float, tick: float, rate: float, lag_floor: float) -
             copies.append(Copy(pod, t, full))
     waiting = {t: inflow[t] * tick for t in c.tasks if t not in served}
     starting = min((p.up_at for p in c.pods.values() if not p.up(now)), default=math.inf)
-    return Linear(processed, waiting, tuple(copies), ticks, starting - tick)
+    return Linear(
+        processed, waiting, tuple(copies), ticks, starting - tick, drift, late, late_slope
+    )
+
+
+def _backlogs(
+    c: Cluster, served: dict[str, str], tick: float, inflow: dict[str, float]
+) -> tuple[dict[str, float], dict[str, float], float, float, float] | None:
+    """What each served task processes per tick, and for how many ticks that holds.
+
+    A pod's rate is water-filled over its tasks' demand (backlog + arrivals,
+    :func:`.physics.capacity`). A task served in full keeps its rate only with no
+    backlog (else it drains it this tick: not linear). A *saturated* task (its demand
+    above the water level) gets the level every tick, and its backlog drifts by
+    arrivals minus the level, so it stays saturated, and its late records follow one
+    branch of ``min(level, backlog)``, for a number of ticks known in closed form: an
+    overloaded pod's growing backlogs are as linear as a quiet pod's."""
+    share = capacity(c, served, tick, inflow)
+    processed: dict[str, float] = {}
+    drift: dict[str, float] = {}
+    late = slope = 0.0
+    ticks = math.inf
+    for t in served:
+        backlog, arrived = c.tasks[t].backlog, inflow[t] * tick
+        give = min(share[t], backlog + arrived)
+        processed[t] = give
+        if give == backlog + arrived:  # served in full
+            if backlog > EPSILON:
+                return None  # draining the last of a backlog: the next tick differs
+            continue
+        if backlog + arrived - give < MARGIN:
+            return None  # at the water level's edge
+        step = arrived - give
+        drift[t] = step
+        if step < 0:  # draining: saturated while demand stays MARGIN above the level
+            ticks = min(ticks, math.floor((backlog + arrived - give - MARGIN) / -step) + 1)
+        if backlog >= give + MARGIN:  # late: the whole level while the backlog covers it
+            late += give
+            if step < 0:
+                ticks = min(ticks, math.floor((backlog - give - MARGIN) / -step) + 1)
+        elif backlog <= give - MARGIN:  # late: the backlog, drifting
+            late += backlog
+            slope += step
+            if step > 0:
+                ticks = min(ticks, math.floor((give - MARGIN - backlog) / step) + 1)
+        else:
+            return None
+    return processed, drift, late, slope, ticks
 
 
 def leap(c: Cluster, s: Linear, k: int, tick: float, meter: Meter) -> None:
@@ -114,7 +160,9 @@ def leap(c: Cluster, s: Linear, k: int, tick: float, meter: Meter) -> None:
             c.pods[c.running[t]].restored[t] = task.end
     for t, per_tick in s.waiting.items():
         c.tasks[t].backlog += k * per_tick
-    meter.processed(k * done, late=0.0)
+    for t, per_tick in s.drift.items():
+        c.tasks[t].backlog += k * per_tick
+    meter.processed(k * done, late=k * s.late + s.late_slope * k * (k - 1) / 2)
     meter.tick(k * tick, unavailable=len(s.waiting), pods=len(c.pods))
 
 

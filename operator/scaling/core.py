@@ -125,6 +125,7 @@ def decide(world: World) -> Plan:
         decision=decision,
         degradations=degradations,
         memory=memory,
+        overdue=roster.overdue,
     )
     status = assess(facts)
     if memory.forced_at is not None and settled(memory, _learning(in_force), facts.pending):

@@ -14,7 +14,7 @@ from .inventory import Degradation, Inventory
 from .model import MemberRole, Memory, Published, World
 from .placement import lags
 from .rollout import Rollout
-from .roster import not_ready
+from .roster import OVERDUE, not_ready
 
 
 def gather_facts(
@@ -26,7 +26,9 @@ def gather_facts(
     decision: Decision | None,
     degradations: list[Degradation],
     memory: Memory,
+    overdue: bool = False,
 ) -> Facts:
+    """``overdue``: no joiner was ready within expansionTimeoutSeconds (:mod:`.roster`)."""
     members = dict(in_force.members) if in_force else {}
     roles: dict[str, MemberRole] = {m: "member" for m in members}
     for m in memory.absent:
@@ -69,12 +71,17 @@ def gather_facts(
             if (why := not_ready(world.pods.get(j), world.published))
         ]
         message = f"{len(joiners)} pod(s) joining: {', '.join(joiners)}{''.join(waits)}"
+        if overdue:
+            message += f" ({OVERDUE}={world.policy.expansion_timeout:g}s)"
     elif memory.leaving:
         reason = "ScalingDown"
         message = f"{len(memory.leaving)} pod(s) leaving: {', '.join(sorted(memory.leaving))}"
     elif learning or pending or memory.handovers:
         reason = "Rebalancing"
         message = f"{learning - stuck} learner(s) restoring, {pending} task(s) still to move"
+        bound = world.policy.max_warmup_replicas
+        if pending > learning >= bound:  # the rest wait for a warm-up slot: say which knob
+            message += f" (maxWarmupReplicas={bound} warm up at a time)"
         if stuck:
             message += f"; {stuck} learner(s) cannot run (see Degraded): their tasks stay put"
     else:

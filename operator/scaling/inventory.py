@@ -35,11 +35,12 @@ class Inventory:
     partition_map: dict[int, Expansion]
     expanded: list[str] = field(default_factory=list)  # messages for PartitionsExpanded
     degradations: list[Degradation] = field(default_factory=list)
-    # task -> its stores' changelog ends in the world this was taken from (a memo: one
-    # look asks for each task's ends once per member otherwise)
+    # Memos of one look (the world this was taken from): each task's changelog ends and
+    # each member's lags, asked for by the request, the hold and the status alike.
     ends: dict[str, tuple[tuple[str, int], ...] | None] = field(
         default_factory=dict, compare=False, repr=False
     )
+    lags: dict[str, dict[str, int]] = field(default_factory=dict, compare=False, repr=False)
 
 
 def take_inventory(

@@ -35,13 +35,18 @@ def lags(world: World, inventory: Inventory, members: Iterable[str]) -> dict[str
     """member -> task -> changelog records behind, for the stateful copies it holds."""
     out: dict[str, dict[str, int]] = {}
     for m in members:
-        pod = world.pods.get(m)
-        if pod is None or not pod.reporting:
-            continue
-        for task, held in pod.offsets.items():
-            of = _ends(world, inventory, task)
-            if of is not None:
-                out.setdefault(m, {})[task] = sum(max(0, e - held.get(s, 0)) for s, e in of)
+        if m not in inventory.lags:  # memo: one look asks for the same members' lags again
+            pod = world.pods.get(m)
+            if pod is None or not pod.reporting:
+                continue
+            mine: dict[str, int] = {}
+            for task, held in pod.offsets.items():
+                of = _ends(world, inventory, task)
+                if of is not None:
+                    mine[task] = sum(max(0, e - held.get(s, 0)) for s, e in of)
+            inventory.lags[m] = mine
+        if inventory.lags[m]:
+            out[m] = dict(inventory.lags[m])
     return out
 
 

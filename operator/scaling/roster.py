@@ -38,6 +38,7 @@ class Roster:
     events: list[Event] = field(default_factory=list)
     deadlines: list[float] = field(default_factory=list)
     scaled: bool = False  # this step started (or turned back) a scale action
+    overdue: bool = False  # no joiner ready past expansionTimeoutSeconds
 
     def expired(self, member: str, timeout: float, now: float) -> bool:
         since = self.absent.get(member)
@@ -172,6 +173,9 @@ def _scale(
     roster.delete.extend(strays)
 
 
+OVERDUE = "not ready within expansionTimeoutSeconds"  # in Scaling's message while so
+
+
 def not_ready(pod: PodObs | None, published: Published | None) -> str | None:
     """Why a joiner cannot join yet, or None once it can. It must report *and* have read
     the assignment (its watch is up): the generation that hands it tasks then reaches it
@@ -223,22 +227,22 @@ def _admit(world: World, roster: Roster) -> None:
                     f"now, {', '.join(late)} with the next batch",
                 )
             )
-    elif not ready and world.now >= deadline:  # nobody in time: say who and why, wait on
-        waiting = "; ".join(
-            f"{j}: {not_ready(world.pods.get(j), world.published)}"
-            for j in sorted(roster.joining, key=member_sort_key)
-        )
-        for j in roster.joining:
-            roster.joining[j] = world.now
-        roster.deadlines.append(world.now + world.policy.expansion_timeout)
-        roster.events.append(
-            Event(
-                "Warning",
-                "JoinWaiting",
-                f"no joining pod is ready after expansionTimeoutSeconds="
-                f"{world.policy.expansion_timeout:g}s ({waiting}); they join once they "
-                "report with the assignment read",
+    elif not ready and world.now >= deadline:  # nobody in time: the first ready joins
+        roster.overdue = True
+        said = world.conditions.get("Scaling")
+        if said is None or OVERDUE not in said.message:  # once, as the status turns
+            waiting = "; ".join(
+                f"{j}: {not_ready(world.pods.get(j), world.published)}"
+                for j in sorted(roster.joining, key=member_sort_key)
             )
-        )
+            roster.events.append(
+                Event(
+                    "Warning",
+                    "JoinWaiting",
+                    f"no joining pod is ready after expansionTimeoutSeconds="
+                    f"{world.policy.expansion_timeout:g}s ({waiting}); each joins as soon "
+                    "as it reports with the assignment read",
+                )
+            )
     else:
         roster.deadlines.append(deadline)

@@ -84,3 +84,18 @@ def test_a_learner_without_progress_is_replanned_after_the_stall_time() -> None:
     assert said, [p.events for p in sim.plans[-5:]]
     assert "made no progress for 30s" in said[0], said
     assert "on wc-2" in said[0], said
+
+
+def test_the_status_names_the_warm_up_bound_when_tasks_wait_for_a_slot() -> None:
+    """Four tasks to move, two warm-ups at a time: the other two wait, and the Scaling
+    condition says which setting makes them wait."""
+    sim = Sim(replicas=2, rate=50)
+    sim.run()
+    sim.replicas = 6
+    messages = []
+    for _ in range(12):
+        sim.step()
+        messages.append(sim.plans[-1].assessment.condition("Scaling").message)
+    waiting = [m for m in messages if "maxWarmupReplicas=2 warm up at a time" in m]
+    assert waiting, messages
+    assert waiting[0].startswith("2 learner(s) restoring, 4 task(s) still to move"), waiting
