@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from dataclasses import replace
 
 from segue.protocol.tasks import task_id
 
@@ -23,7 +24,7 @@ from .physics import advance
 from .policies.base import Controller, balanced, unbalanced
 from .scenario import HistoryRecord, PartitionsExpanded, PodLost, ScaleTo, Scenario
 from .state import Cluster, Task, initial, pod_name
-from .steady import leap, linear
+from .steady import Linear, leap, linear
 
 
 def simulate(
@@ -58,7 +59,19 @@ def simulate(
             subs = {t: x.subtopology for t, x in c.tasks.items()}
             meter.generation(before, c.published, stateful, subs)
         rate = scenario.rate_at(now)
-        advance(c, now, tick, rate, meter)
+        # A linear tick is applied in closed form (exact: tests/pipeline/test_steady.py),
+        # and the same regime then serves the leap that follows.
+        s = linear(c, now, tick, rate, controller.lag_floor) if fast and record is None else None
+        if (
+            s is not None
+            and s.ticks >= 1
+            and (s.until == math.inf or math.ceil(s.until / tick - 1e-9) > i)
+        ):
+            leap(c, s, 1, tick, meter)
+            s = replace(s, ticks=s.ticks - 1, late=s.late + s.late_slope)
+        else:
+            s = None
+            advance(c, now, tick, rate, meter)
         i += 1
         settled = balanced(c, now + tick) and controller.quiet(c, now + tick)
         if settled:
@@ -68,7 +81,15 @@ def simulate(
             record(snapshot(c, now + tick, moved, nbytes, balanced=settled))
         if fast and record is None:
             i += _leap(
-                c, controller, changes=changes, i=i, steps=steps, tick=tick, rate=rate, meter=meter
+                c,
+                controller,
+                changes=changes,
+                i=i,
+                steps=steps,
+                tick=tick,
+                rate=rate,
+                meter=meter,
+                regime=s,
             )
     meter.late += sum(t.backlog for t in c.tasks.values())  # still waiting: late by now
     why = None
@@ -92,11 +113,13 @@ def _leap(
     tick: float,
     rate: float,
     meter: Meter,
+    regime: Linear | None = None,
 ) -> int:
     """Skip the steady ticks from tick ``i`` up to the next one where something may
-    happen (an event or load step due, the controller's next look); how many."""
+    happen (an event or load step due, the controller's next look); how many.
+    ``regime``: the linear tick just applied, still good for ``regime.ticks`` more."""
     now = i * tick
-    s = linear(c, now, tick, rate, controller.lag_floor)
+    s = regime if regime is not None else linear(c, now, tick, rate, controller.lag_floor)
     if s is None:
         return 0
     until = min(controller.idle_until(c, now), s.until, steps * tick)

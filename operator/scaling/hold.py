@@ -25,6 +25,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping
+from functools import lru_cache
 
 from segue.assignor import AssignorError, AssignRequest, Decision
 from segue.assignor.ids import member_sort_key
@@ -46,16 +47,28 @@ PARTS = {
 
 def basis(request: AssignRequest, policy: Policy) -> dict[str, str]:
     """Digests of what a target is planned for (:data:`PARTS`)."""
-    parts = {
-        "members": sorted((m.id, m.leaving) for m in request.members),
-        "tasks": sorted((t.id, t.stateful) for t in request.tasks),
-        "capacity": sorted((m.id, m.capacity, m.rack or "") for m in request.members),
-        "spec": [request.config.model_dump(mode="json"), policy.learner_promotion],
+    config = request.config.model_dump(mode="json")
+    return {
+        "members": _digest(tuple(sorted((m.id, m.leaving) for m in request.members))),
+        "tasks": _digest(tuple(sorted((t.id, t.stateful) for t in request.tasks))),
+        "capacity": _digest(
+            tuple(sorted((m.id, m.capacity, m.rack or "") for m in request.members))
+        ),
+        "spec": _spec_digest(tuple(sorted(config.items())), policy.learner_promotion),
     }
-    return {k: _digest(v) for k, v in parts.items()}
 
 
-def _digest(value: object) -> str:
+@lru_cache(maxsize=1024)  # every look digests the same rows again
+def _digest(rows: tuple[tuple[object, ...], ...]) -> str:
+    return _sha256(rows)
+
+
+@lru_cache(maxsize=64)
+def _spec_digest(config: tuple[tuple[str, object], ...], promotion: str) -> str:
+    return _sha256([dict(config), promotion])
+
+
+def _sha256(value: object) -> str:
     text = json.dumps(value, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
