@@ -1,12 +1,13 @@
 """Skipping the ticks in which the cluster only moves linearly: the simulator's fast path.
 
 Most of a scenario's hour, and most of a scale-out, is a run of alike ticks: every
-running pod runs the generation in force (pods still starting do nothing), no task that
-is processed has input waiting, and every other copy either follows its active (catching
-up, each tick, exactly what the active appended the tick before) or restores at its full
-rate without reaching the changelog end. Such a tick changes the cluster by fixed amounts
-(changelog ends, copy offsets, the backlogs of tasks nobody processes; records processed,
-bytes restored, task- and pod-seconds), so ``k`` of them are applied at once by
+running pod runs the generation in force (pods still starting do nothing), every task
+that is processed either has no input waiting or is saturated (its pod's water level is
+below its demand: :func:`_backlogs`), and every other copy either follows its active
+(catching up, each tick, exactly what the active appended the tick before) or restores
+at its full rate without reaching the changelog end. Such a tick changes the cluster by
+fixed amounts (changelog ends, copy offsets, backlogs; records processed and late, bytes
+restored, task- and pod-seconds), so ``k`` of them are applied at once by
 :func:`leap`. :mod:`.simulate` leaps up to the next thing that can make a tick differ: a
 scenario event or load step, a pod starting, a restoring copy coming within
 ``lag_floor`` of its changelog end (where a policy may act on it), or the controller's
