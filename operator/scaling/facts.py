@@ -26,7 +26,7 @@ def gather_facts(
     decision: Decision | None,
     degradations: list[Degradation],
     memory: Memory,
-    overdue: bool = False,
+    overdue: bool,
 ) -> Facts:
     """``overdue``: no joiner was ready within expansionTimeoutSeconds (:mod:`.roster`)."""
     members = dict(in_force.members) if in_force else {}
@@ -80,7 +80,8 @@ def gather_facts(
         reason = "Rebalancing"
         message = f"{learning - stuck} learner(s) restoring, {pending} task(s) still to move"
         bound = world.policy.max_warmup_replicas
-        if pending > learning >= bound:  # the rest wait for a warm-up slot: say which knob
+        warming = decision.stats.learners_restoring if decision is not None else 0
+        if pending > learning and warming >= bound:  # the rest wait for a slot: name the knob
             message += f" (maxWarmupReplicas={bound} warm up at a time)"
         if stuck:
             message += f"; {stuck} learner(s) cannot run (see Degraded): their tasks stay put"
