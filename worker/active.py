@@ -20,6 +20,7 @@ from typing import Any
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, Message, Producer, TopicPartition
 
+from segue.worker.closing import close_later
 from segue.worker.context import TaskContext, headers_of, raw_bytes
 from segue.worker.kafka import (
     ABORT_TIMEOUT,
@@ -288,8 +289,5 @@ class ActiveTask:
         self.in_txn = False
 
     def close(self) -> None:
-        try:
-            with bounded("close", CLOSE_TIMEOUT):  # takes no timeout
-                self.producer.close()
-        except (KafkaException, RuntimeError) as exc:
-            log.debug("task %s: closing its producer: %s", self.task_id, exc)
+        """Close the producer off the loop (``closing``): the transaction is over."""
+        close_later(f"task {self.task_id}", self.producer.close, CLOSE_TIMEOUT)

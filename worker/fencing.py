@@ -28,6 +28,7 @@ from typing import Any
 
 from confluent_kafka import Consumer, KafkaException, Producer
 
+from segue.worker.closing import close_later
 from segue.worker.hanging import Highs, changelogs_held
 from segue.worker.kafka import CLOSE_TIMEOUT, committed_offsets
 from segue.worker.trace import phase
@@ -102,14 +103,18 @@ def fence_all(
             return producer, ends
         except KafkaException as exc:
             if producer is not None:
-                close(producer)
+                close(producer, item.name)
             return exc
 
     with ThreadPoolExecutor(max_workers=min(MAX_THREADS, len(starting))) as pool:
         fenced = list(pool.map(fence, starting))
     if exactly_once and highs is not None:
         fenced = _refuse_held(starting, fenced, highs)
-    producers = [f[0] for f in fenced if not isinstance(f, BaseException)]
+    producers = [
+        (f[0], item.name)
+        for item, f in zip(starting, fenced, strict=True)
+        if not isinstance(f, BaseException)
+    ]
     offsets: dict[tuple[str, int], int] = {}
     try:
         partitions = [
@@ -122,8 +127,8 @@ def fence_all(
             warm_metadata(consumer, [t for t, _ in partitions])
             offsets = committed_offsets(consumer, partitions)
     except KafkaException as exc:
-        for producer in producers:
-            close(producer)
+        for producer, name in producers:
+            close(producer, name)
         return [exc for _ in starting]
     out: list[Fenced | BaseException] = []
     for item, f in zip(starting, fenced, strict=True):
@@ -154,16 +159,16 @@ def _refuse_held(
     for item, f in zip(starting, fenced, strict=True):
         if item.name in held and not isinstance(f, BaseException):
             log.error("%s", held[item.name])
-            close(f[0])
+            close(f[0], item.name)
             out.append(held[item.name])
         else:
             out.append(f)
     return out
 
 
-def close(producer: Producer) -> None:
-    with bounded("close", CLOSE_TIMEOUT):  # takes no timeout
-        producer.close()
+def close(producer: Producer, task: str) -> None:
+    """Close a producer its task will not use (off the loop: ``closing``)."""
+    close_later(f"task {task}", producer.close, CLOSE_TIMEOUT)
 
 
 def in_parallel(calls: list[Callable[[], None]]) -> list[BaseException | None]:

@@ -180,7 +180,7 @@ class Restoration:
     def take_spare(self, task: Task, close: bool = False) -> Producer | None:
         spare, task.spare = task.spare, None
         if spare is not None and close:
-            close_producer(spare)
+            close_producer(spare, task.name)
             return None
         return spare
 

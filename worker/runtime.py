@@ -24,7 +24,7 @@ from segue.protocol import AssignmentDocument, Role
 from segue.protocol.names import transactional_id
 from segue.protocol.reports import AssignmentErrorReason
 from segue.protocol.tasks import Expansion, TaskId
-from segue.worker import kafka, report
+from segue.worker import closing, kafka, report
 from segue.worker.config import WorkerConfig
 from segue.worker.diff import diff
 from segue.worker.failures import Cause, refusal_of
@@ -280,6 +280,8 @@ class Worker:
             "stopping: committing open transactions and closing %d tasks", len(self.tasks.owned())
         )
         self.tasks.shutdown(deadline)
+        if left := closing.drain(deadline):
+            log.warning("stopping with %d producer(s) still closing", left)
         self.metrics.publish(report.snapshot(self))
         for consumer in (self.consumer, self.restorer.consumer):
             try:
