@@ -147,17 +147,18 @@ class SegueController:
         ends: dict[tuple[str, int], int] = {}
         for task in c.tasks.values():
             sid = task.subtopology
-            if sid not in subs:
+            sub = subs.get(sid)
+            if sub is None:
                 stores = (store_name(sid),) if task.stateful else ()
-                subs[sid] = SubTopologyDescription(
+                sub = subs[sid] = SubTopologyDescription(
                     sid,
                     (source_topic(c.app, sid),),
                     stores,
                     tuple(changelog_topic(c.app, s) for s in stores),
                 )
-            partitions[source_topic(c.app, sid)] = c.sources[sid]
-            if task.stateful:
-                changelog = changelog_topic(c.app, store_name(sid))
+                partitions[sub.source_topics[0]] = c.sources[sid]
+            if sub.changelog_topics:
+                changelog = sub.changelog_topics[0]
                 partitions[changelog] = max(partitions.get(changelog, 0), task.partition + 1)
                 ends[(changelog, task.partition)] = int(task.end)
         return World(
