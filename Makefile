@@ -16,12 +16,12 @@ PYTEST_ARGS ?=
 # Extra `segue stack demo` arguments, e.g. make demo DEMO_ARGS=--quick
 DEMO_ARGS ?=
 
-.PHONY: demo test bench soak venv stack lint typecheck contracts gates crds
+.PHONY: demo test bench soak venv stack lint typecheck contracts gates crds kstreams
 
 demo: venv stack
 	$(BIN)/segue stack demo $(DEMO_ARGS)
 
-test: venv stack gates
+test: venv stack gates kstreams
 	@status=0; $(BIN)/pytest $(PYTEST_ARGS) || status=$$?; \
 	if [ $$status -eq 5 ]; then \
 	  if [ -n "$(PYTEST_ARGS)" ]; then echo "make test: no test matched PYTEST_ARGS=$(PYTEST_ARGS)"; status=0; \
@@ -63,6 +63,11 @@ crds: venv
 	cp crds/streamapp.yaml charts/segue/crds/streamapp.yaml
 
 gates: lint typecheck contracts
+
+# The Kafka Streams plugin (kstreams/, docs/kafka-streams.md): its JUnit tests, on the
+# contract fixtures the Python side's tests parse too, and its jar.
+kstreams:
+	mvn -q -B -Dmaven.repo.local=$(SEGUE_CACHE)/m2 -f kstreams/pom.xml verify
 
 lint: venv
 	$(BIN)/ruff check .

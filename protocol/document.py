@@ -23,6 +23,7 @@ from typing import Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from segue.protocol.kstreams import KafkaStreamsAnswer
 from segue.protocol.tasks import Expansion
 
 DOCUMENT_VERSION: Final = 1
@@ -84,6 +85,8 @@ class AssignmentDocument(_Model):
     """Every member the operator manages, even with nothing to run."""
     partition_map: dict[str, PartitionMapEntry] = Field(default_factory=dict)
     """Only sub-topologies whose source topics were expanded, by sub-topology number."""
+    kafka_streams: KafkaStreamsAnswer | None = None
+    """For ``runtime: kafka-streams`` only: what the plugin maps the members with."""
 
     @model_validator(mode="after")
     def _numbered(self) -> AssignmentDocument:
@@ -124,9 +127,10 @@ def encode(document: AssignmentDocument) -> bytes:
     """Gzipped compact JSON; the same document always gives the same bytes."""
     if document.version != DOCUMENT_VERSION:  # pragma: no cover - the model allows only 1
         raise UnsupportedVersion(document.version)
-    fields = document.model_dump(mode="json", exclude={"partition_map"})
-    if document.partition_map:
-        fields["partition_map"] = document.model_dump(mode="json")["partition_map"]
+    fields = document.model_dump(mode="json", exclude={"partition_map", "kafka_streams"})
+    for optional in ("partition_map", "kafka_streams"):  # absent when empty: same bytes as before
+        if getattr(document, optional):
+            fields[optional] = document.model_dump(mode="json", include={optional})[optional]
     text = json.dumps(fields, separators=(",", ":"), sort_keys=True)
     return gzip.compress(text.encode(), compresslevel=9, mtime=0)
 

@@ -48,6 +48,11 @@ def assignment_configmap(app: str) -> str:
     return f"{app}-assignment"
 
 
+def group_configmap(app: str) -> str:
+    """Where the Kafka Streams plugin of StreamApp ``app`` reports its group (:mod:`.kstreams`)."""
+    return f"{app}-group"
+
+
 MANAGED_BY: Final = "app.kubernetes.io/managed-by"
 MANAGER: Final = "segue"  # the value of MANAGED_BY on everything the operator creates
 NAME_LABEL: Final = "app.kubernetes.io/name"

@@ -1,0 +1,141 @@
+package dev.segue.kstreams;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.UUID;
+import java.util.zip.GZIPInputStream;
+import org.apache.kafka.streams.processor.TaskId;
+import org.apache.kafka.streams.processor.assignment.KafkaStreamsAssignment;
+import org.apache.kafka.streams.processor.assignment.KafkaStreamsAssignment.AssignedTask;
+import org.apache.kafka.streams.processor.assignment.ProcessId;
+
+/**
+ * The operator's answer: an assignment document (segue.protocol.document) whose
+ * kafka_streams part says which client is which member. {@link #check} refuses an answer
+ * for the reasons segue.protocol.kstreams.check_answer gives, in the same words (the
+ * fixtures in tests/contracts/kstreams hold both sides to it); {@link #map} turns an
+ * accepted one into Kafka Streams' assignment: a learner is a standby (a warm-up).
+ */
+final class Answers {
+  static final List<String> ROLES = List.of("active", "standby", "learning");
+
+  private Answers() {}
+
+  /** The document in the assignment ConfigMap's gzipped JSON. */
+  static JsonNode decode(byte[] gzipped) {
+    try (GZIPInputStream in = new GZIPInputStream(new java.io.ByteArrayInputStream(gzipped))) {
+      return Reports.JSON.readTree(in);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  /** Why the answer must not be used for this report (empty: it may be). */
+  static List<String> check(JsonNode report, JsonNode document) {
+    List<String> errors = new ArrayList<>();
+    JsonNode answer = document.path("kafka_streams");
+    if (!answer.isObject()) {
+      errors.add("the document has no kafka_streams answer");
+      return errors;
+    }
+    String answers = answer.path("answers").asText();
+    String id = report.path("id").asText();
+    if (!answers.equals(id)) {
+      errors.add("it answers report " + answers + ", not " + id);
+    }
+    JsonNode members = document.path("members");
+    for (Map.Entry<String, String> e : sorted(answer.path("clients")).entrySet()) {
+      if (!members.has(e.getValue())) {
+        errors.add("client " + e.getKey() + " is mapped to " + e.getValue()
+            + ", which the document does not list");
+      }
+    }
+    Map<String, Boolean> stateful = new LinkedHashMap<>();
+    report.path("tasks").forEach(t -> stateful.put(t.path("id").asText(), t.path("stateful").asBoolean()));
+    Map<String, String> owner = new HashMap<>();
+    for (String member : new TreeMap<>(fields(members)).keySet()) {
+      Set<String> seen = new HashSet<>();
+      for (String role : ROLES) {
+        for (JsonNode node : members.path(member).path(role)) {
+          String task = node.asText();
+          if (!seen.add(task)) {
+            errors.add("task " + task + " is in two roles on " + member);
+          }
+          if (!stateful.containsKey(task)) {
+            errors.add("task " + task + " (on " + member + ") is not a task of the group");
+          } else if (role.equals("active") && owner.containsKey(task)) {
+            errors.add("task " + task + " is active on two members: " + owner.get(task)
+                + " and " + member);
+          } else if (role.equals("active")) {
+            owner.put(task, member);
+          } else if (!stateful.get(task)) {
+            errors.add("task " + task + " is stateless: it can have no standby (on " + member + ")");
+          }
+        }
+      }
+    }
+    for (String task : stateful.keySet()) {
+      if (!owner.containsKey(task)) {
+        errors.add("task " + task + " has no active member");
+      }
+    }
+    return errors;
+  }
+
+  /**
+   * Each client's tasks in an accepted answer; a client the answer does not map (one that
+   * joined after the operator decided) gets none, and every client the follow-up rebalance.
+   */
+  static Map<ProcessId, KafkaStreamsAssignment> map(Set<ProcessId> clients, JsonNode document) {
+    JsonNode answer = document.path("kafka_streams");
+    Map<String, String> memberOf = sorted(answer.path("clients"));
+    JsonNode followup = answer.path("followup_at_ms");
+    Map<ProcessId, KafkaStreamsAssignment> out = new TreeMap<>();
+    for (ProcessId client : clients) {
+      Set<AssignedTask> tasks = new HashSet<>();
+      String member = memberOf.get(client.id().toString());
+      JsonNode roles = member == null ? null : document.path("members").path(member);
+      if (roles != null) {
+        for (String role : ROLES) {
+          AssignedTask.Type type =
+              role.equals("active") ? AssignedTask.Type.ACTIVE : AssignedTask.Type.STANDBY;
+          for (JsonNode task : roles.path(role)) {
+            tasks.add(new AssignedTask(TaskId.parse(task.asText()), type));
+          }
+        }
+      }
+      KafkaStreamsAssignment assignment = KafkaStreamsAssignment.of(client, tasks);
+      if (followup.isIntegralNumber()) {
+        assignment = assignment.withFollowupRebalance(Instant.ofEpochMilli(followup.asLong()));
+      }
+      out.put(client, assignment);
+    }
+    return out;
+  }
+
+  static ProcessId processId(String text) {
+    return new ProcessId(UUID.fromString(text));
+  }
+
+  private static Map<String, String> sorted(JsonNode object) {
+    Map<String, String> out = new TreeMap<>();
+    object.properties().forEach(e -> out.put(e.getKey(), e.getValue().asText()));
+    return out;
+  }
+
+  private static Map<String, JsonNode> fields(JsonNode object) {
+    Map<String, JsonNode> out = new LinkedHashMap<>();
+    object.properties().forEach(e -> out.put(e.getKey(), e.getValue()));
+    return out;
+  }
+}

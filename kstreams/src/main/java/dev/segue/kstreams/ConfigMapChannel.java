@@ -1,0 +1,141 @@
+package dev.segue.kstreams;
+
+import java.io.ByteArrayInputStream;
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.GeneralSecurityException;
+import java.security.KeyStore;
+import java.security.cert.Certificate;
+import java.security.cert.CertificateFactory;
+import java.time.Duration;
+import java.util.Base64;
+import java.util.Map;
+import java.util.Optional;
+import javax.net.ssl.SSLContext;
+import javax.net.ssl.TrustManagerFactory;
+
+/**
+ * The app's two ConfigMaps through the API server, with the pod's own ServiceAccount
+ * token: it may update {@code <app>-group} and read {@code <app>-assignment}, nothing
+ * else (the operator's Role for the app says so by resourceNames). Paths and names are
+ * segue.protocol's (names.py, kstreams.py, document.py); the token is re-read on every
+ * call, as the kubelet rotates it. Under the test suite's pod runner the pod's files
+ * are under SEGUE_POD_ROOT (segue.podenv), as for the Python worker.
+ */
+final class ConfigMapChannel implements Channel {
+  static final String SA_DIR = "/var/run/secrets/kubernetes.io/serviceaccount";
+  static final String REPORT_KEY = "group.json.gz";
+  static final String REPORT_ID_KEY = "report";
+  static final String DOCUMENT_KEY = "assignment.json.gz";
+  static final String ENV_STREAMAPP = "SEGUE_STREAMAPP";
+  static final String ENV_POD_NAMESPACE = "POD_NAMESPACE";
+  static final Duration CALL_TIMEOUT = Duration.ofSeconds(3);
+
+  static String groupConfigMap(String app) {
+    return app + "-group";
+  }
+
+  static String assignmentConfigMap(String app) {
+    return app + "-assignment";
+  }
+
+  private final HttpClient http;
+  private final URI base;
+  private final String namespace;
+  private final String app;
+  private final Path token;
+
+  private ConfigMapChannel(HttpClient http, URI base, String namespace, String app, Path token) {
+    this.http = http;
+    this.base = base;
+    this.namespace = namespace;
+    this.app = app;
+    this.token = token;
+  }
+
+  /** From the pod's environment; empty when not in a pod Segue manages. */
+  static Optional<Channel> fromEnvironment(Map<String, String> env) {
+    String host = env.get("KUBERNETES_SERVICE_HOST");
+    String port = env.getOrDefault("KUBERNETES_SERVICE_PORT", "443");
+    String app = env.get(ENV_STREAMAPP);
+    String namespace = env.get(ENV_POD_NAMESPACE);
+    if (host == null || app == null || namespace == null) {
+      return Optional.empty();
+    }
+    String root = env.getOrDefault("SEGUE_POD_ROOT", "");
+    Path dir = Path.of(root + SA_DIR);
+    try {
+      HttpClient http = HttpClient.newBuilder()
+          .connectTimeout(CALL_TIMEOUT)
+          .sslContext(trusting(dir.resolve("ca.crt")))
+          .build();
+      String hostPart = host.contains(":") ? "[" + host + "]" : host;
+      URI base = URI.create("https://" + hostPart + ":" + port);
+      return Optional.of(new ConfigMapChannel(http, base, namespace, app, dir.resolve("token")));
+    } catch (IOException | GeneralSecurityException e) {
+      throw new IllegalStateException("the pod's ServiceAccount CA in " + dir + ": " + e, e);
+    }
+  }
+
+  @Override
+  public void report(String id, byte[] gzipped) throws IOException, InterruptedException {
+    String body = "{\"data\":{\"" + REPORT_ID_KEY + "\":" + Reports.JSON.writeValueAsString(id)
+        + "},\"binaryData\":{\"" + REPORT_KEY + "\":\""
+        + Base64.getEncoder().encodeToString(gzipped) + "\"}}";
+    HttpRequest request = request(groupConfigMap(app))
+        .header("Content-Type", "application/merge-patch+json")
+        .method("PATCH", HttpRequest.BodyPublishers.ofString(body))
+        .build();
+    HttpResponse<String> response = http.send(request, HttpResponse.BodyHandlers.ofString());
+    if (response.statusCode() / 100 != 2) {
+      throw new IOException("updating ConfigMap " + namespace + "/" + groupConfigMap(app) + ": HTTP "
+          + response.statusCode() + " " + response.body());
+    }
+  }
+
+  @Override
+  public Optional<byte[]> document() throws IOException, InterruptedException {
+    HttpRequest request = request(assignmentConfigMap(app)).GET().build();
+    HttpResponse<String> response = http.send(request, HttpResponse.BodyHandlers.ofString());
+    if (response.statusCode() == 404) {
+      return Optional.empty();
+    }
+    if (response.statusCode() / 100 != 2) {
+      throw new IOException("reading ConfigMap " + namespace + "/" + assignmentConfigMap(app) + ": HTTP "
+          + response.statusCode());
+    }
+    String encoded = Reports.JSON.readTree(response.body()).path("binaryData").path(DOCUMENT_KEY)
+        .asText("");
+    return encoded.isEmpty() ? Optional.empty() : Optional.of(Base64.getDecoder().decode(encoded));
+  }
+
+  private HttpRequest.Builder request(String configMap) throws IOException {
+    return HttpRequest.newBuilder(
+            base.resolve("/api/v1/namespaces/" + namespace + "/configmaps/" + configMap))
+        .timeout(CALL_TIMEOUT)
+        .header("Authorization", "Bearer " + Files.readString(token).trim())
+        .header("Accept", "application/json");
+  }
+
+  private static SSLContext trusting(Path caFile) throws IOException, GeneralSecurityException {
+    KeyStore store = KeyStore.getInstance(KeyStore.getDefaultType());
+    store.load(null, null);
+    int i = 0;
+    CertificateFactory factory = CertificateFactory.getInstance("X.509");
+    for (Certificate cert :
+        factory.generateCertificates(new ByteArrayInputStream(Files.readAllBytes(caFile)))) {
+      store.setCertificateEntry("ca-" + i++, cert);
+    }
+    TrustManagerFactory tmf =
+        TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
+    tmf.init(store);
+    SSLContext context = SSLContext.getInstance("TLS");
+    context.init(null, tmf.getTrustManagers(), null);
+    return context;
+  }
+}

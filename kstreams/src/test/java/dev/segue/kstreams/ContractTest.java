@@ -1,0 +1,110 @@
+package dev.segue.kstreams;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.stream.Stream;
+import org.apache.kafka.streams.processor.assignment.ApplicationState;
+import org.apache.kafka.streams.processor.assignment.KafkaStreamsAssignment;
+import org.apache.kafka.streams.processor.assignment.KafkaStreamsAssignment.AssignedTask;
+import org.apache.kafka.streams.processor.assignment.ProcessId;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/** The Java half of tests/protocol/test_kstreams.py: the same fixtures, the same verdicts. */
+class ContractTest {
+  @Test
+  void theReportOfAnApplicationStateIsTheFixture() throws Exception {
+    JsonNode fixture = Fixtures.json("report.json");
+    ApplicationState state = Fixtures.state(fixture);
+    ObjectNode report = Reports.report("wc", fixture.path("id").asText(),
+        fixture.path("reported_at_ms").asLong(), state);
+    // the same JSON (the tree compares number node types; the text does not)
+    assertEquals(fixture, Answers.decode(Reports.encode(report)));
+    JsonNode back = Answers.decode(Reports.encode(report));
+    assertEquals(fixture, back);
+  }
+
+  @Test
+  void theAnswerFixtureIsAcceptedAndMapsToTheExpectedAssignment() {
+    JsonNode report = Fixtures.json("report.json");
+    JsonNode answer = Fixtures.json("answer.json");
+    assertEquals(java.util.List.of(), Answers.check(report, answer));
+    Set<ProcessId> clients = Fixtures.state(report).kafkaStreamsStates(false).keySet();
+    Map<ProcessId, KafkaStreamsAssignment> mapped = Answers.map(clients, answer);
+    JsonNode expected = Fixtures.json("mapped.json");
+    assertEquals(expected.size(), mapped.size());
+    expected.properties().forEach(e -> {
+      KafkaStreamsAssignment got = mapped.get(Answers.processId(e.getKey()));
+      assertEquals(ids(e.getValue().path("active")), of(got, AssignedTask.Type.ACTIVE), e.getKey());
+      assertEquals(ids(e.getValue().path("standby")), of(got, AssignedTask.Type.STANDBY), e.getKey());
+      assertEquals(e.getValue().path("followup_at_ms").asLong(),
+          got.followupRebalanceDeadline().orElseThrow().toEpochMilli());
+    });
+  }
+
+  @Test
+  void aClientTheAnswerDoesNotMapGetsNothing() {
+    JsonNode report = Fixtures.json("report.json");
+    ObjectNode answer = (ObjectNode) Fixtures.json("answer.json");
+    ProcessId stranger = Answers.processId("00000000-0000-0000-0000-0000000000ff");
+    Set<ProcessId> clients = new TreeSet<>(Fixtures.state(report).kafkaStreamsStates(false).keySet());
+    clients.add(stranger);
+    Map<ProcessId, KafkaStreamsAssignment> mapped = Answers.map(clients, answer);
+    assertTrue(mapped.get(stranger).tasks().isEmpty());
+  }
+
+  static Stream<JsonNode> refused() {
+    Iterable<JsonNode> cases = Fixtures.json("refused.json");
+    return java.util.stream.StreamSupport.stream(cases.spliterator(), false);
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("refused")
+  void eachRefusedAnswerIsRefusedNamingWhy(JsonNode refusal) {
+    JsonNode report = Fixtures.json("report.json");
+    ObjectNode answer = (ObjectNode) Fixtures.json("answer.json");
+    ObjectNode members = (ObjectNode) answer.path("members");
+    refusal.path("members").properties().forEach(e -> members.set(e.getKey(), e.getValue()));
+    ObjectNode ks = (ObjectNode) answer.path("kafka_streams");
+    refusal.path("clients").properties()
+        .forEach(e -> ((ObjectNode) ks.path("clients")).set(e.getKey(), e.getValue()));
+    if (refusal.has("answers")) {
+      ks.set("answers", refusal.path("answers"));
+    }
+    String error = refusal.path("error").asText();
+    assertTrue(Answers.check(report, answer).contains(error),
+        () -> "expected " + error + " in " + Answers.check(report, answer));
+  }
+
+  @Test
+  void theNamesAreTheProtocolsOwn() {
+    JsonNode names = Fixtures.json("names.json");
+    assertEquals(names.path("report_key").asText(), ConfigMapChannel.REPORT_KEY);
+    assertEquals(names.path("report_id_key").asText(), ConfigMapChannel.REPORT_ID_KEY);
+    assertEquals(names.path("document_key").asText(), ConfigMapChannel.DOCUMENT_KEY);
+    assertEquals(names.path("group_configmap").asText(), ConfigMapChannel.groupConfigMap("wc"));
+    assertEquals(names.path("assignment_configmap").asText(),
+        ConfigMapChannel.assignmentConfigMap("wc"));
+    assertEquals(names.path("env_streamapp").asText(), ConfigMapChannel.ENV_STREAMAPP);
+    assertEquals(names.path("env_pod_namespace").asText(), ConfigMapChannel.ENV_POD_NAMESPACE);
+  }
+
+  private static Set<String> ids(JsonNode list) {
+    Set<String> out = new TreeSet<>();
+    list.forEach(x -> out.add(x.asText()));
+    return out;
+  }
+
+  private static Set<String> of(KafkaStreamsAssignment a, AssignedTask.Type type) {
+    Set<String> out = new TreeSet<>();
+    a.tasks().values().stream().filter(t -> t.type() == type).forEach(t -> out.add(t.id().toString()));
+    return out;
+  }
+}

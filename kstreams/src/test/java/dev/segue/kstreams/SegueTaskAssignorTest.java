@@ -1,0 +1,129 @@
+package dev.segue.kstreams;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.time.Clock;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Optional;
+import java.util.function.Function;
+import java.util.zip.GZIPOutputStream;
+import org.apache.kafka.streams.processor.TaskId;
+import org.apache.kafka.streams.processor.assignment.ApplicationState;
+import org.apache.kafka.streams.processor.assignment.KafkaStreamsAssignment;
+import org.apache.kafka.streams.processor.assignment.KafkaStreamsAssignment.AssignedTask;
+import org.apache.kafka.streams.processor.assignment.TaskAssignor.TaskAssignment;
+import org.junit.jupiter.api.Test;
+
+/** The assignor against a channel in memory: it maps an answer, and falls back without one. */
+class SegueTaskAssignorTest {
+  /** Answers each report with {@code answer(reportId)}; empty: answers nothing. */
+  static final class Memory implements Channel {
+    final Function<String, Optional<JsonNode>> answer;
+    Optional<byte[]> document = Optional.empty();
+    int reports;
+    JsonNode lastReport;
+
+    Memory(Function<String, Optional<JsonNode>> answer) {
+      this.answer = answer;
+    }
+
+    @Override
+    public void report(String id, byte[] gzipped) {
+      reports++;
+      lastReport = Answers.decode(gzipped);
+      document = answer.apply(id).map(SegueTaskAssignorTest::gzip);
+    }
+
+    @Override
+    public Optional<byte[]> document() {
+      return document;
+    }
+  }
+
+  static byte[] gzip(JsonNode json) {
+    try {
+      ByteArrayOutputStream out = new ByteArrayOutputStream();
+      try (GZIPOutputStream gz = new GZIPOutputStream(out)) {
+        gz.write(Reports.JSON.writeValueAsBytes(json));
+      }
+      return out.toByteArray();
+    } catch (IOException e) {
+      throw new java.io.UncheckedIOException(e);
+    }
+  }
+
+  static JsonNode answering(String reportId) {
+    ObjectNode answer = (ObjectNode) Fixtures.json("answer.json");
+    ((ObjectNode) answer.path("kafka_streams")).put("answers", reportId);
+    return answer;
+  }
+
+  final ApplicationState state = Fixtures.state(Fixtures.json("report.json"));
+
+  @Test
+  void theOperatorsAnswerToThisReportIsWhatKafkaStreamsGets() {
+    Memory channel = new Memory(id -> Optional.of(answering(id)));
+    SegueTaskAssignor assignor = new SegueTaskAssignor(channel, "wc", 1_000, Clock.systemUTC());
+    long before = SegueTaskAssignor.fallbacks();
+    TaskAssignment result = assignor.assign(state);
+    assertEquals(before, SegueTaskAssignor.fallbacks());
+    assertEquals(1, channel.reports);
+    assertEquals(6, channel.lastReport.path("tasks").size());
+    Map<String, String> active = actives(result);
+    assertEquals("00000000-0000-0000-0000-00000000000c", active.get("0_1"));
+    assertEquals("00000000-0000-0000-0000-00000000000a", active.get("1_1"));
+  }
+
+  @Test
+  void noAnswerInTimeFallsBackToKafkaStreamsOwnAssignorWithEveryTaskPlaced() {
+    Memory channel = new Memory(id -> Optional.empty());
+    SegueTaskAssignor assignor = new SegueTaskAssignor(channel, "wc", 300, Clock.systemUTC());
+    long before = SegueTaskAssignor.fallbacks();
+    long began = System.nanoTime();
+    TaskAssignment result = assignor.assign(state);
+    long tookMs = (System.nanoTime() - began) / 1_000_000;
+    assertTrue(tookMs >= 300 && tookMs < 5_000, "waited " + tookMs + " ms");
+    assertEquals(before + 1, SegueTaskAssignor.fallbacks());
+    assertEquals(state.allTasks().keySet().size(), actives(result).size());
+  }
+
+  @Test
+  void aStaleAnswerIsWaitedOutAndARefusedOneFallsBackAtOnce() {
+    Memory stale = new Memory(id -> Optional.of(answering("an-earlier-report")));
+    long before = SegueTaskAssignor.fallbacks();
+    new SegueTaskAssignor(stale, "wc", 200, Clock.systemUTC()).assign(state);
+    assertEquals(before + 1, SegueTaskAssignor.fallbacks());
+
+    Memory twice = new Memory(id -> {
+      ObjectNode answer = (ObjectNode) answering(id);
+      ((ObjectNode) answer.path("members").path("wc-1")).putArray("active").add("0_0");
+      return Optional.of(answer);
+    });
+    long began = System.nanoTime();
+    TaskAssignment result = new SegueTaskAssignor(twice, "wc", 60_000, Clock.systemUTC())
+        .assign(state);
+    assertTrue((System.nanoTime() - began) / 1_000_000 < 10_000, "a refusal does not wait");
+    assertEquals(before + 2, SegueTaskAssignor.fallbacks());
+    assertEquals(6, actives(result).size());
+  }
+
+  static Map<String, String> actives(TaskAssignment result) {
+    Map<String, String> out = new HashMap<>();
+    for (KafkaStreamsAssignment a : result.assignment()) {
+      for (AssignedTask t : a.tasks().values()) {
+        if (t.type() == AssignedTask.Type.ACTIVE) {
+          TaskId id = t.id();
+          String was = out.put(id.toString(), a.processId().id().toString());
+          assertEquals(null, was, "task " + id + " active twice");
+        }
+      }
+    }
+    return out;
+  }
+}

@@ -1,0 +1,198 @@
+"""The Kafka Streams plugin's half of the contract: what it reports, what it is answered.
+
+A Kafka Streams app runs Segue's ``TaskAssignor`` (KIP-924, the Java module in
+``kstreams/``), which decides nothing: at every rebalance the group leader's plugin
+writes a :class:`GroupReport` (the clients, the tasks they ran, their lags, and each
+task's partitions and stores, as ``ApplicationState`` gives them) into the app's group
+ConfigMap (:func:`~.names.group_configmap`), and maps the operator's answer onto the
+assignment it returns. The answer is the app's ordinary assignment document
+(:mod:`.document`) with a :class:`KafkaStreamsAnswer` beside the members: which client
+is which pod, which report it answers, and when the plugin should ask for the next
+rebalance (a learner's expected catch-up, so the handover is not left to a timer).
+
+Both ConfigMaps are the app's own and named for it; the pods' ServiceAccount may read
+the one and update the other, and nothing else (docs/kafka-streams.md, "Channel").
+Encoding is the assignment document's: gzipped compact JSON with sorted keys.
+``tests/contracts/kstreams`` holds fixtures both sides' tests parse, and
+:func:`check_answer` is the plugin's ``Answers.check`` in the same words.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import gzip
+import json
+import zlib
+from collections.abc import Mapping
+from typing import Final, Literal, Protocol
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from segue.protocol.tasks import TaskId
+
+REPORT_VERSION: Final = 1
+REPORT_KEY: Final = "group.json.gz"
+REPORT_ID_KEY: Final = "report"  # data[REPORT_ID_KEY]: the report's id, readable at a glance
+
+
+class ReportError(ValueError):
+    """Bytes that are not a valid group report; the message names the offending item."""
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+
+Partition = tuple[str, int]  # (topic, partition)
+
+
+class ReportedTask(_Model):
+    """One task as Kafka Streams' ``TaskInfo`` describes it."""
+
+    id: str
+    stateful: bool
+    stores: tuple[str, ...] = ()
+    sources: tuple[Partition, ...] = ()
+    changelogs: tuple[Partition, ...] = ()
+
+    @model_validator(mode="after")
+    def _well_formed(self) -> ReportedTask:
+        TaskId.parse(self.id)  # raises naming the id
+        if self.changelogs and not self.stateful:
+            raise ValueError(f"task {self.id}: changelogs on a stateless task")
+        return self
+
+
+class ReportedClient(_Model):
+    """One Kafka Streams client (a process) of the group, as ``KafkaStreamsState`` has it."""
+
+    process_id: str = Field(min_length=1)
+    consumer_client_ids: tuple[str, ...] = ()
+    threads: int = Field(default=1, ge=1)
+    previous_active: tuple[str, ...] = ()
+    previous_standby: tuple[str, ...] = ()
+    lags: dict[str, int] = Field(default_factory=dict)  # stateful task -> changelog records
+    host: str | None = None  # application.server, if the app sets it
+    rack: str | None = None
+
+
+class ReportedConfigs(_Model):
+    """The app's own assignment settings (``AssignmentConfigs``)."""
+
+    acceptable_recovery_lag: int = Field(ge=0)
+    max_warmup_replicas: int = Field(ge=1)
+    num_standby_replicas: int = Field(ge=0)
+    probing_rebalance_interval_ms: int = Field(ge=0)
+
+
+class GroupReport(_Model):
+    version: Literal[1] = REPORT_VERSION
+    application_id: str = Field(min_length=1)
+    id: str = Field(min_length=1)  # unique per rebalance: the answer names it
+    reported_at_ms: int = Field(ge=0)  # the leader's clock
+    clients: tuple[ReportedClient, ...]
+    tasks: tuple[ReportedTask, ...]
+    configs: ReportedConfigs
+
+    @model_validator(mode="after")
+    def _consistent(self) -> GroupReport:
+        tasks = {t.id for t in self.tasks}
+        if len(tasks) != len(self.tasks):
+            raise ValueError("a task is listed twice in tasks")
+        seen: set[str] = set()
+        for client in self.clients:
+            if client.process_id in seen:
+                raise ValueError(f"client {client.process_id} is listed twice")
+            seen.add(client.process_id)
+            for task in (*client.previous_active, *client.previous_standby, *client.lags):
+                if task not in tasks:
+                    raise ValueError(f"client {client.process_id} names task {task}, not in tasks")
+        return self
+
+
+class KafkaStreamsAnswer(_Model):
+    """What the plugin needs beside the members to map an assignment document."""
+
+    answers: str  # the GroupReport.id this generation was decided for
+    clients: dict[str, str]  # process id -> member (pod name)
+    followup_at_ms: int | None = None  # ask for a rebalance then (epoch ms)
+
+
+class Members(Protocol):
+    """The assignment document's side of :func:`check_answer` (``document.MemberRoles``)."""
+
+    active: tuple[str, ...]
+    standby: tuple[str, ...]
+    learning: tuple[str, ...]
+
+
+def check_answer(
+    report: GroupReport,
+    members: Mapping[str, Members],
+    answer: KafkaStreamsAnswer | None,
+) -> list[str]:
+    """Why the plugin must not use an answer for ``report`` (empty: it may). The Java
+    side checks the same (``Answers.check``), on the same fixtures."""
+    if answer is None:
+        return ["the document has no kafka_streams answer"]
+    errors: list[str] = []
+    if answer.answers != report.id:
+        errors.append(f"it answers report {answer.answers}, not {report.id}")
+    for client, member in sorted(answer.clients.items()):
+        if member not in members:
+            errors.append(
+                f"client {client} is mapped to {member}, which the document does not list"
+            )
+    stateful = {t.id: t.stateful for t in report.tasks}
+    owner: dict[str, str] = {}
+    for member, roles in sorted(members.items()):
+        seen: set[str] = set()
+        for role in ("active", "standby", "learning"):
+            for task in getattr(roles, role):
+                if task in seen:
+                    errors.append(f"task {task} is in two roles on {member}")
+                seen.add(task)
+                if task not in stateful:
+                    errors.append(f"task {task} (on {member}) is not a task of the group")
+                elif role == "active" and task in owner:
+                    errors.append(
+                        f"task {task} is active on two members: {owner[task]} and {member}"
+                    )
+                elif role == "active":
+                    owner[task] = member
+                elif not stateful[task]:
+                    errors.append(f"task {task} is stateless: it can have no standby (on {member})")
+    errors += [f"task {t.id} has no active member" for t in report.tasks if t.id not in owner]
+    return errors
+
+
+def encode_report(report: GroupReport) -> bytes:
+    text = json.dumps(report.model_dump(mode="json"), separators=(",", ":"), sort_keys=True)
+    return gzip.compress(text.encode(), compresslevel=9, mtime=0)
+
+
+def decode_report(blob: bytes) -> GroupReport:
+    try:
+        raw = json.loads(gzip.decompress(blob))
+    except (OSError, EOFError, zlib.error, ValueError) as exc:
+        raise ReportError(f"{REPORT_KEY}: not gzipped JSON ({exc})") from exc
+    if not isinstance(raw, dict) or raw.get("version") != REPORT_VERSION:
+        version = raw.get("version") if isinstance(raw, dict) else None
+        raise ReportError(f"{REPORT_KEY}: group report version {version!r} is not supported")
+    try:
+        return GroupReport.model_validate(raw)
+    except ValidationError as exc:
+        raise ReportError(f"{REPORT_KEY}: not a valid group report: {exc}") from exc
+
+
+def decode_report_configmap(binary_data: Mapping[str, str | bytes] | None) -> GroupReport | None:
+    """The report in a group ConfigMap's ``binaryData``; None before the first rebalance."""
+    encoded = (binary_data or {}).get(REPORT_KEY)
+    if encoded is None:
+        return None
+    try:
+        blob = base64.b64decode(encoded, validate=True)
+    except (binascii.Error, ValueError) as exc:
+        raise ReportError(f"binaryData[{REPORT_KEY!r}] is not base64: {exc}") from exc
+    return decode_report(blob)

@@ -1,0 +1,106 @@
+"""The Kafka Streams plugin's contract (``segue.protocol.kstreams``), on the fixtures in
+``tests/contracts/kstreams`` that the Java side's tests parse too (``kstreams/``)."""
+
+from __future__ import annotations
+
+import base64
+import gzip
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from segue.protocol import AssignmentDocument, decode, encode
+from segue.protocol.kstreams import (
+    REPORT_KEY,
+    GroupReport,
+    ReportError,
+    check_answer,
+    decode_report,
+    decode_report_configmap,
+    encode_report,
+)
+from segue.protocol.names import group_configmap
+
+FIXTURES = Path(__file__).resolve().parents[1] / "contracts" / "kstreams"
+
+
+def fixture(name: str) -> Any:
+    return json.loads((FIXTURES / name).read_text())
+
+
+def test_the_report_fixture_round_trips_byte_for_byte() -> None:
+    report = GroupReport.model_validate(fixture("report.json"))
+    blob = encode_report(report)
+    assert decode_report(blob) == report
+    assert encode_report(decode_report(blob)) == blob
+    binary = {REPORT_KEY: base64.b64encode(blob).decode()}
+    assert decode_report_configmap(binary) == report
+    assert decode_report_configmap({}) is None
+    assert group_configmap("wc") == "wc-group"
+
+
+def test_the_answer_fixture_is_an_assignment_document_the_report_accepts() -> None:
+    report = GroupReport.model_validate(fixture("report.json"))
+    document = AssignmentDocument.model_validate(fixture("answer.json"))
+    assert decode(encode(document)) == document
+    assert check_answer(report, document.members, document.kafka_streams) == []
+
+
+def test_a_document_without_an_answer_encodes_as_before() -> None:
+    raw = fixture("answer.json")
+    del raw["kafka_streams"]
+    text = json.loads(gzip.decompress(encode(AssignmentDocument.model_validate(raw))))
+    assert set(text) == {"version", "application_id", "generation", "members"}
+
+
+@pytest.mark.parametrize("case", fixture("refused.json"), ids=lambda c: c["name"])
+def test_each_refused_answer_is_refused_naming_why(case: dict[str, Any]) -> None:
+    report = GroupReport.model_validate(fixture("report.json"))
+    raw = fixture("answer.json")
+    raw["members"].update(case.get("members", {}))
+    raw["kafka_streams"]["clients"].update(case.get("clients", {}))
+    raw["kafka_streams"]["answers"] = case.get("answers", raw["kafka_streams"]["answers"])
+    document = AssignmentDocument.model_validate(raw)
+    assert case["error"] in check_answer(report, document.members, document.kafka_streams)
+
+
+def test_no_answer_at_all_is_refused() -> None:
+    report = GroupReport.model_validate(fixture("report.json"))
+    assert check_answer(report, {}, None) == ["the document has no kafka_streams answer"]
+
+
+@pytest.mark.parametrize(
+    ("change", "error"),
+    [
+        (lambda r: r["tasks"].append(r["tasks"][0]), "a task is listed twice in tasks"),
+        (lambda r: r["clients"][0]["lags"].update({"9_9": 1}), "names task 9_9, not in tasks"),
+        (lambda r: r["tasks"][0].update({"id": "zero"}), "malformed task id 'zero'"),
+        (lambda r: r.update({"version": 2}), "group report version 2 is not supported"),
+    ],
+)
+def test_a_bad_report_names_the_offending_item(change: Any, error: str) -> None:
+    raw = fixture("report.json")
+    change(raw)
+    blob = gzip.compress(json.dumps(raw).encode())
+    with pytest.raises(ReportError, match=error.replace("(", r"\(")):
+        decode_report(blob)
+
+
+def test_the_names_the_java_side_spells_are_the_protocols() -> None:
+    """``names.json`` is what ``ContractTest.theNamesAreTheProtocolsOwn`` compares the Java
+    constants with; this holds it to the Python definitions, the one home of each."""
+    from segue.protocol import DOCUMENT_KEY
+    from segue.protocol.kstreams import REPORT_ID_KEY
+    from segue.protocol.names import ENV_POD_NAMESPACE, ENV_STREAMAPP, assignment_configmap
+
+    assert fixture("names.json") == {
+        "report_key": REPORT_KEY,
+        "report_id_key": REPORT_ID_KEY,
+        "document_key": DOCUMENT_KEY,
+        "group_configmap": group_configmap("wc"),
+        "assignment_configmap": assignment_configmap("wc"),
+        "env_streamapp": ENV_STREAMAPP,
+        "env_pod_namespace": ENV_POD_NAMESPACE,
+    }
