@@ -7,6 +7,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import org.apache.kafka.streams.processor.assignment.ApplicationState;
 import org.apache.kafka.streams.processor.assignment.KafkaStreamsAssignment;
@@ -34,12 +35,14 @@ public final class SegueTaskAssignor implements TaskAssignor {
 
   private static final Logger log = LoggerFactory.getLogger(SegueTaskAssignor.class);
   private static final AtomicLong FALLBACKS = new AtomicLong();
+  // Kafka Streams makes a new assignor for every rebalance: what must outlive one is static
+  private static final AtomicBoolean FALLING_BACK = new AtomicBoolean();
+  private static final AtomicBoolean SAID_OUTSIDE = new AtomicBoolean();
 
   private Optional<Channel> channel = Optional.empty();
   private String applicationId = "";
   private long waitMs = DEFAULT_WAIT_MS;
   private Clock clock = Clock.systemUTC();
-  private boolean fallingBack;
 
   public SegueTaskAssignor() {}
 
@@ -59,7 +62,7 @@ public final class SegueTaskAssignor implements TaskAssignor {
       waitMs = Long.parseLong(wait.toString());
     }
     channel = ConfigMapChannel.fromEnvironment(System.getenv());
-    if (channel.isEmpty()) {
+    if (channel.isEmpty() && !SAID_OUTSIDE.getAndSet(true)) {
       log.warn("not in a pod Segue manages (no SEGUE_STREAMAPP, POD_NAMESPACE or API server):"
           + " Kafka Streams' StickyTaskAssignor places every task");
     }
@@ -88,10 +91,9 @@ public final class SegueTaskAssignor implements TaskAssignor {
       }
     }
     FALLBACKS.incrementAndGet();
-    if (!fallingBack) {
+    if (!FALLING_BACK.getAndSet(true)) {
       log.warn("Segue's answer is not usable ({}): Kafka Streams' StickyTaskAssignor places"
           + " the tasks until it is", why);
-      fallingBack = true;
     }
     return new StickyTaskAssignor().assign(state);
   }
@@ -109,10 +111,9 @@ public final class SegueTaskAssignor implements TaskAssignor {
         JsonNode document = Answers.decode(blob.get());
         errors = Answers.check(report, document);
         if (errors.isEmpty()) {
-          if (fallingBack) {
+          if (FALLING_BACK.getAndSet(false)) {
             log.info("Segue answers again: it places the tasks from generation {}",
                 document.path("generation").asLong());
-            fallingBack = false;
           }
           return Answers.map(state.kafkaStreamsStates(false).keySet(), document);
         }
