@@ -16,7 +16,7 @@ from typing import Any
 
 from kubernetes.client import CoreV1Api, CustomObjectsApi, RbacAuthorizationV1Api
 
-from segue.operator.act import apply, objects
+from segue.operator.act import access, apply, objects
 from segue.operator.act.recorder import EventRecorder, Involved
 from segue.operator.act.signal_status import due, to_status
 from segue.operator.act.status_patch import build_status, condition, status_patch
@@ -67,14 +67,16 @@ class Actor:
         if (target.uid, target.generation) in self._access:
             return
         name, uid, namespace = target.name, target.uid, target.namespace
+        runtime = target.app.spec.runtime if target.app is not None else "segue"
         apply.ensure_worker_access(
             self.core,
             self.rbac,
             namespace,
             [
-                objects.service_account(name, uid),
-                objects.role(name, uid),
-                objects.role_binding(name, uid, namespace),
+                access.service_account(name, uid),
+                access.role(name, uid, runtime),
+                access.role_binding(name, uid, namespace),
+                *([access.group(name, uid)] if runtime == "kafka-streams" else []),
             ],
         )
         self._access.add((uid, target.generation))

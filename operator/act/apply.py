@@ -35,7 +35,9 @@ def create_or_patch(
 def ensure_worker_access(
     core: Api, rbac: Api, namespace: str, objects: list[dict[str, Any]]
 ) -> None:
-    """ServiceAccount, Role and RoleBinding, created or brought back to what they must be."""
+    """ServiceAccount, Role and RoleBinding, created or brought back to what they must be;
+    the group ConfigMap (``access.group``) created if missing, never overwritten: the
+    plugin's report lives in it."""
     for body in objects:
         kind = body["kind"]
         if kind == "ServiceAccount":
@@ -58,6 +60,12 @@ def ensure_worker_access(
                 namespace,
                 body,
             )
+        elif kind == "ConfigMap":
+            try:
+                core.create_namespaced_config_map(namespace, body)
+            except ApiException as exc:
+                if exc.status != 409:
+                    raise
         else:  # pragma: no cover - a programming error
             raise ValueError(f"not a worker access object: {kind}")
 

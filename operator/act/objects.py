@@ -76,7 +76,8 @@ def owner_reference(name: str, uid: str) -> dict[str, Any]:
     }
 
 
-def _meta(name: str, app: str, uid: str, member: str | None = None) -> dict[str, Any]:
+def metadata(name: str, app: str, uid: str, member: str | None = None) -> dict[str, Any]:
+    """Name, the app's labels and its owner reference: every object of an app has them."""
     return {
         "name": name,
         "labels": labels(app, member),
@@ -167,7 +168,7 @@ def pod(
         if template.pod_security_context is not None
         else POD_SECURITY_CONTEXT
     )
-    meta = _meta(member, app, uid, member)
+    meta = metadata(member, app, uid, member)
     meta["labels"] = {
         **template.labels,
         **meta["labels"],
@@ -204,44 +205,8 @@ def state_claim(app: str, uid: str, member: str, spec: StreamAppSpec) -> dict[st
     return {
         "apiVersion": "v1",
         "kind": "PersistentVolumeClaim",
-        "metadata": _meta(claim(member), app, uid, member),
+        "metadata": metadata(claim(member), app, uid, member),
         "spec": body,
-    }
-
-
-def service_account(app: str, uid: str) -> dict[str, Any]:
-    return {
-        "apiVersion": "v1",
-        "kind": "ServiceAccount",
-        "metadata": _meta(worker_account(app), app, uid),
-    }
-
-
-def role(app: str, uid: str) -> dict[str, Any]:
-    """Exactly what a worker needs: read and watch its app's assignment ConfigMap."""
-    return {
-        "apiVersion": "rbac.authorization.k8s.io/v1",
-        "kind": "Role",
-        "metadata": _meta(worker_account(app), app, uid),
-        "rules": [
-            {
-                "apiGroups": [""],
-                "resources": ["configmaps"],
-                "resourceNames": [assignment_configmap(app)],
-                "verbs": ["get", "list", "watch"],
-            }
-        ],
-    }
-
-
-def role_binding(app: str, uid: str, namespace: str) -> dict[str, Any]:
-    name = worker_account(app)
-    return {
-        "apiVersion": "rbac.authorization.k8s.io/v1",
-        "kind": "RoleBinding",
-        "metadata": _meta(name, app, uid),
-        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": name},
-        "subjects": [{"kind": "ServiceAccount", "name": name, "namespace": namespace}],
     }
 
 
@@ -253,7 +218,7 @@ def assignment(
     ``publisher`` (the operator replica's identity) is written beside it, so who published
     each generation can be read back, e.g. across a leader failover."""
     data, binary = configmap_data(generation, document)
-    meta = _meta(assignment_configmap(app), app, uid)
+    meta = metadata(assignment_configmap(app), app, uid)
     meta["annotations"] = {PUBLISHED_BY: publisher}
     return {
         "apiVersion": "v1",

@@ -140,6 +140,12 @@ class StreamAppSpec(Model):
     """The Kafka application id: the consumer group id under which offsets are committed
     and the prefix of the internal topics."""
     kafka: Kafka
+    runtime: Literal["segue", "kafka-streams"] = "segue"
+    """What the pods run: `segue`, Segue's worker (the template runs `segue worker`), or
+    `kafka-streams`, an unmodified Kafka Streams app (3.8 or newer) with Segue's task
+    assignor plugged in (`task.assignor.class=dev.segue.kstreams.SegueTaskAssignor`);
+    its group leader reports the topology, so `topology` is not needed
+    (docs/kafka-streams.md)."""
     template: PodTemplate
     """The worker pods."""
     metrics_port: int = Field(default=DEFAULT_METRICS_PORT, ge=1, le=65535)

@@ -261,7 +261,7 @@ def test_the_operator_rules_are_the_documented_least_privilege_set() -> None:
         ("segue.dev", "streamapps/status"): ["get", "patch"],
         ("", "pods"): ["create", "delete", "get", "list", "watch"],
         ("", "persistentvolumeclaims"): ["create", "delete", "get", "list"],
-        ("", "configmaps"): ["create", "get", "list", "update", "watch"],
+        ("", "configmaps"): ["create", "get", "list", "patch", "update", "watch"],
         ("", "secrets"): ["get"],
         ("", "serviceaccounts"): ["create", "get", "patch"],
         ("rbac.authorization.k8s.io", "roles"): ["create", "get", "patch"],

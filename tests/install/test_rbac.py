@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from kubernetes import client, utils
 
-from segue.operator.act import objects
+from segue.operator.act import access, objects
 from segue.operator.api import GROUP, PLURAL, VERSION
 from segue.operator.api.names import worker_account
 from segue.protocol.names import MANAGED_BY, MANAGER, assignment_configmap
@@ -148,14 +148,14 @@ def test_the_operator_may_do_what_it_needs_and_nothing_more(
         ),
         "read the app's Kafka secret": lambda: core.read_namespaced_secret("kafka", watched),
         "create the worker account": lambda: core.create_namespaced_service_account(
-            watched, objects.service_account("wc", uid)
+            watched, access.service_account("wc", uid)
         ),
         # The escalation check: the operator holds what the worker Role grants.
         "create the worker role": lambda: rbac.create_namespaced_role(
-            watched, objects.role("wc", uid)
+            watched, access.role("wc", uid)
         ),
         "bind the worker role": lambda: rbac.create_namespaced_role_binding(
-            watched, objects.role_binding("wc", uid, watched)
+            watched, access.role_binding("wc", uid, watched)
         ),
         "post an event": lambda: core.create_namespaced_event(watched, event),
         "create its lease": lambda: coord.create_namespaced_lease(release, lease),
@@ -230,12 +230,12 @@ def test_a_worker_reads_its_own_assignment_and_nothing_else(
     admin = client.CoreV1Api(kube_api)
     for app in ("wc", "other"):
         for body in (
-            objects.service_account(app, "u"),
+            access.service_account(app, "u"),
             objects.assignment(app, "u", 1, b"{}", "t"),
         ):
             body["metadata"].pop("ownerReferences")  # no StreamApp here: keep them standalone
             utils.create_from_dict(kube_api, body, namespace=namespace)
-        for body in (objects.role(app, "u"), objects.role_binding(app, "u", namespace)):
+        for body in (access.role(app, "u"), access.role_binding(app, "u", namespace)):
             body["metadata"].pop("ownerReferences")
             utils.create_from_dict(kube_api, body, namespace=namespace)
     admin.create_namespaced_secret(

@@ -25,6 +25,7 @@ _FULL_SPEC: dict[str, Any] = {
     "replicas": 3,
     "applicationId": "streams-wordcount",
     "kafka": {"bootstrapServers": "kafka:9092", "credentialsSecret": {"name": "kafka-creds"}},
+    "runtime": "segue",
     "template": {
         "image": "segue:dev",
         "command": ["segue", "worker"],

@@ -38,6 +38,7 @@ def test_defaults_are_filled(manifest: Manifest) -> None:
     assert spec.state_dir == "/var/lib/segue/state"
     assert spec.topology is None
     assert spec.kafka.credentials_secret is None
+    assert spec.runtime == "segue"
     assert spec.scaling.acceptable_recovery_lag == 10000
     assert spec.scaling.max_warmup_replicas == 2
     assert spec.scaling.num_standby_replicas == 0

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from segue.operator.act import objects
+from segue.operator.act import access, objects
 from segue.operator.act.status_patch import build_status, memory_from_status, status_patch
 from segue.operator.api import StreamAppSpec, StreamAppStatus
 from segue.operator.scaling import Assessment, Condition, Handover, Held, Memory, Plan, Progress
@@ -112,7 +112,7 @@ def test_a_volume_claim_per_pod_when_asked() -> None:
 
 
 def test_workers_may_only_read_their_own_assignment() -> None:
-    role = objects.role("wc", "u")
+    role = access.role("wc", "u")
     assert role["rules"] == [
         {
             "apiGroups": [""],
@@ -121,10 +121,27 @@ def test_workers_may_only_read_their_own_assignment() -> None:
             "verbs": ["get", "list", "watch"],
         }
     ]
-    binding = objects.role_binding("wc", "u", "ns")
+    binding = access.role_binding("wc", "u", "ns")
     assert binding["subjects"] == [
         {"kind": "ServiceAccount", "name": "wc-worker", "namespace": "ns"}
     ]
+
+
+def test_a_kafka_streams_app_may_also_update_its_own_group_report_and_nothing_else() -> None:
+    rules = access.role("wc", "u", "kafka-streams")["rules"]
+    assert rules[1:] == [
+        {
+            "apiGroups": [""],
+            "resources": ["configmaps"],
+            "resourceNames": ["wc-group"],
+            "verbs": ["get", "patch"],
+        }
+    ]
+    assert rules[0] == access.role("wc", "u")["rules"][0]
+    group = access.group("wc", "u")
+    assert group["metadata"]["name"] == "wc-group"
+    assert group["metadata"]["ownerReferences"][0]["uid"] == "u"
+    assert "data" not in group  # created empty; the plugin's report is never overwritten
 
 
 def plan(memory: Memory, conditions: tuple[Condition, ...]) -> Plan:

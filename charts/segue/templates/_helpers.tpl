@@ -76,7 +76,7 @@ Never escalate or bind: the operator grants its workers only rights it holds its
   verbs: ["get", "list", "create", "delete"]
 - apiGroups: [""]
   resources: ["configmaps"]
-  verbs: ["get", "list", "watch", "create", "update"]
+  verbs: ["get", "list", "watch", "create", "update", "patch"]
 - apiGroups: [""]
   resources: ["secrets"]
   verbs: ["get"]
