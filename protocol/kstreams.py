@@ -29,7 +29,9 @@ from typing import Final, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from segue.protocol.names import changelog_topic, is_repartition_topic
 from segue.protocol.tasks import TaskId
+from segue.protocol.topology import SubTopologyDescription, TopologyDescription
 
 REPORT_VERSION: Final = 1
 REPORT_KEY: Final = "group.json.gz"
@@ -165,6 +167,28 @@ def check_answer(
                     errors.append(f"task {task} is stateless: it can have no standby (on {member})")
     errors += [f"task {t.id} has no active member" for t in report.tasks if t.id not in owner]
     return errors
+
+
+def topology_of(report: GroupReport) -> TopologyDescription:
+    """The app's shape as the report gives it (Kafka Streams' ``TaskInfo`` per task), in the
+    form a Segue worker's ``/topology`` has: the operator reads both the same way. A store's
+    changelog is the one named for it (Kafka Streams' naming, :mod:`.names`); a store the
+    report gives no changelog partitions for (logging disabled) has nothing to restore and
+    is left out. A source named like a repartition topic is one."""
+    by_sub: dict[int, list[ReportedTask]] = {}
+    for task in report.tasks:
+        by_sub.setdefault(TaskId.parse(task.id).subtopology, []).append(task)
+    app = report.application_id
+    subs = []
+    for sub_id, tasks in sorted(by_sub.items()):
+        sources = tuple(sorted({topic for t in tasks for topic, _ in t.sources}))
+        logged = {topic for t in tasks for topic, _ in t.changelogs}
+        named = sorted({store for t in tasks for store in t.stores})
+        stores = tuple(s for s in named if changelog_topic(app, s) in logged)
+        changelogs = tuple(changelog_topic(app, s) for s in stores)
+        repartition = tuple(t for t in sources if is_repartition_topic(t, app))
+        subs.append(SubTopologyDescription(sub_id, sources, stores, changelogs, repartition))
+    return TopologyDescription(app, tuple(subs))
 
 
 def encode_report(report: GroupReport) -> bytes:

@@ -104,3 +104,27 @@ def test_the_names_the_java_side_spells_are_the_protocols() -> None:
         "env_streamapp": ENV_STREAMAPP,
         "env_pod_namespace": ENV_POD_NAMESPACE,
     }
+
+
+def test_the_reports_tasks_give_the_topology_a_worker_would_serve() -> None:
+    from segue.protocol.kstreams import topology_of
+    from segue.protocol.topology import parse_topology
+
+    report = GroupReport.model_validate(fixture("report.json"))
+    shape = topology_of(report)
+    assert shape == parse_topology(
+        {
+            "applicationId": "wc",
+            "subTopologies": [
+                {"id": 0, "sourceTopics": ["text"]},
+                {"id": 1, "sourceTopics": ["wc-counts-repartition"], "stores": ["counts"]},
+            ],
+        }
+    )
+    assert shape.subtopologies[1].changelog_topics == ("wc-counts-changelog",)
+    assert shape.subtopologies[1].repartition_sources == ("wc-counts-repartition",)
+    raw = fixture("report.json")
+    for task in raw["tasks"]:
+        task["stores"] = [*task["stores"], "cache"] if task["stateful"] else []
+    unlogged = topology_of(GroupReport.model_validate(raw))
+    assert unlogged.subtopologies[1].stores == ("counts",)  # no changelog: nothing to restore
