@@ -6,6 +6,7 @@ to that). docs/protocol.md is its prose; each module here is one part of it:
 
 - :mod:`.document`: the assignment document (model, version, encode/decode, its
   ConfigMap keys and size limit);
+- :mod:`.gzjson`: the gzipped JSON every ConfigMap document is written in;
 - :mod:`.tasks`: task ids and which source partitions a task reads (seed 004);
 - :mod:`.names`: topic names (changelogs, repartition topics, transactional ids), the
   assignment ConfigMap's name, labels, pod environment variables, ports and paths;

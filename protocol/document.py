@@ -15,14 +15,12 @@ from __future__ import annotations
 
 import base64
 import binascii
-import gzip
-import json
-import zlib
 from collections.abc import Mapping
 from typing import Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from segue.protocol import gzjson
 from segue.protocol.kstreams import KafkaStreamsAnswer
 from segue.protocol.tasks import Expansion
 
@@ -131,18 +129,12 @@ def encode(document: AssignmentDocument) -> bytes:
     for optional in ("partition_map", "kafka_streams"):  # absent when empty: same bytes as before
         if getattr(document, optional):
             fields[optional] = document.model_dump(mode="json", include={optional})[optional]
-    text = json.dumps(fields, separators=(",", ":"), sort_keys=True)
-    return gzip.compress(text.encode(), compresslevel=9, mtime=0)
+    return gzjson.dumps(fields)
 
 
 def decode(blob: bytes) -> AssignmentDocument:
     """The document in ``blob``; :class:`UnsupportedVersion` before anything else is read."""
-    try:
-        raw = json.loads(gzip.decompress(blob))
-    except (OSError, EOFError, zlib.error, ValueError) as exc:
-        raise DocumentError(f"{DOCUMENT_KEY}: not gzipped JSON ({exc})") from exc
-    if not isinstance(raw, dict):
-        raise DocumentError(f"{DOCUMENT_KEY}: expected a JSON object")
+    raw = gzjson.loads(blob, DOCUMENT_KEY, DocumentError)
     if raw.get("version") != DOCUMENT_VERSION:
         raise UnsupportedVersion(raw.get("version"))
     try:

@@ -21,14 +21,12 @@ from __future__ import annotations
 
 import base64
 import binascii
-import gzip
-import json
-import zlib
 from collections.abc import Mapping
 from typing import Final, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from segue.protocol import gzjson
 from segue.protocol.names import changelog_topic, is_repartition_topic
 from segue.protocol.tasks import TaskId
 from segue.protocol.topology import SubTopologyDescription, TopologyDescription
@@ -192,17 +190,13 @@ def topology_of(report: GroupReport) -> TopologyDescription:
 
 
 def encode_report(report: GroupReport) -> bytes:
-    text = json.dumps(report.model_dump(mode="json"), separators=(",", ":"), sort_keys=True)
-    return gzip.compress(text.encode(), compresslevel=9, mtime=0)
+    return gzjson.dumps(report.model_dump(mode="json"))
 
 
 def decode_report(blob: bytes) -> GroupReport:
-    try:
-        raw = json.loads(gzip.decompress(blob))
-    except (OSError, EOFError, zlib.error, ValueError) as exc:
-        raise ReportError(f"{REPORT_KEY}: not gzipped JSON ({exc})") from exc
-    if not isinstance(raw, dict) or raw.get("version") != REPORT_VERSION:
-        version = raw.get("version") if isinstance(raw, dict) else None
+    raw = gzjson.loads(blob, REPORT_KEY, ReportError)
+    if raw.get("version") != REPORT_VERSION:
+        version = raw.get("version")
         raise ReportError(f"{REPORT_KEY}: group report version {version!r} is not supported")
     try:
         return GroupReport.model_validate(raw)

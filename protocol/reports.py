@@ -34,6 +34,11 @@ ASSIGNMENT_ERRORS: Final = "segue_assignment_errors"  # counter {reason}
 READY: Final = "segue_worker_ready"  # 1 when every active task is running
 KAFKA_CALL_OVERRUNS: Final = "segue_kafka_call_overruns"  # counter {call} past its bound
 
+# A Kafka Streams pod's agent (kstreams/, docs/kafka-streams.md) reports these instead:
+KSTREAMS_CONSUMER_CLIENT: Final = "segue_kstreams_consumer_client"  # {client_id} 1: who it is
+KSTREAMS_RESTORE_LAG: Final = "segue_kstreams_restore_lag"  # {topic, partition} records behind
+KSTREAMS_FALLBACKS: Final = "segue_kstreams_fallbacks"  # counter: rebalances not Segue's
+
 
 class TaskState(StrEnum):
     """Where a task the worker holds is (the ``state`` label of :data:`TASK_STATE`)."""
