@@ -93,7 +93,19 @@ def test_the_names_the_java_side_spells_are_the_protocols() -> None:
     constants with; this holds it to the Python definitions, the one home of each."""
     from segue.protocol import DOCUMENT_KEY
     from segue.protocol.kstreams import REPORT_ID_KEY
-    from segue.protocol.names import ENV_POD_NAMESPACE, ENV_STREAMAPP, assignment_configmap
+    from segue.protocol.names import (
+        ENV_METRICS_PORT,
+        ENV_POD_NAMESPACE,
+        ENV_STREAMAPP,
+        HEALTH_PATH,
+        METRICS_PATH,
+        assignment_configmap,
+    )
+    from segue.protocol.reports import (
+        KSTREAMS_CONSUMER_CLIENT,
+        KSTREAMS_FALLBACKS,
+        KSTREAMS_RESTORE_LAG,
+    )
 
     assert fixture("names.json") == {
         "report_key": REPORT_KEY,
@@ -103,6 +115,12 @@ def test_the_names_the_java_side_spells_are_the_protocols() -> None:
         "assignment_configmap": assignment_configmap("wc"),
         "env_streamapp": ENV_STREAMAPP,
         "env_pod_namespace": ENV_POD_NAMESPACE,
+        "metric_consumer_client": KSTREAMS_CONSUMER_CLIENT,
+        "metric_restore_lag": KSTREAMS_RESTORE_LAG,
+        "metric_fallbacks": KSTREAMS_FALLBACKS,
+        "env_metrics_port": ENV_METRICS_PORT,
+        "metrics_path": METRICS_PATH,
+        "health_path": HEALTH_PATH,
     }
 
 

@@ -94,6 +94,12 @@ class ContractTest {
         ConfigMapChannel.assignmentConfigMap("wc"));
     assertEquals(names.path("env_streamapp").asText(), ConfigMapChannel.ENV_STREAMAPP);
     assertEquals(names.path("env_pod_namespace").asText(), ConfigMapChannel.ENV_POD_NAMESPACE);
+    assertEquals(names.path("metric_consumer_client").asText(), Endpoint.CONSUMER_CLIENT);
+    assertEquals(names.path("metric_restore_lag").asText(), Endpoint.RESTORE_LAG);
+    assertEquals(names.path("metric_fallbacks").asText() + "_total", Endpoint.FALLBACKS);
+    assertEquals(names.path("env_metrics_port").asText(), Agent.ENV_METRICS_PORT);
+    assertEquals(names.path("metrics_path").asText(), Endpoint.METRICS_PATH);
+    assertEquals(names.path("health_path").asText(), Endpoint.HEALTH_PATH);
   }
 
   private static Set<String> ids(JsonNode list) {
