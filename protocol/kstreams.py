@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import base64
 import binascii
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Final, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
@@ -139,11 +139,16 @@ def check_answer(
     errors: list[str] = []
     if answer.answers != report.id:
         errors.append(f"it answers report {answer.answers}, not {report.id}")
+    mapped: dict[str, str] = {}
     for client, member in sorted(answer.clients.items()):
         if member not in members:
             errors.append(
                 f"client {client} is mapped to {member}, which the document does not list"
             )
+        elif member in mapped:
+            errors.append(f"clients {mapped[member]} and {client} are both mapped to {member}")
+        else:
+            mapped[member] = client
     stateful = {t.id: t.stateful for t in report.tasks}
     owner: dict[str, str] = {}
     for member, roles in sorted(members.items()):
@@ -165,6 +170,32 @@ def check_answer(
                     errors.append(f"task {task} is stateless: it can have no standby (on {member})")
     errors += [f"task {t.id} has no active member" for t in report.tasks if t.id not in owner]
     return errors
+
+
+def answer_for(
+    report: GroupReport,
+    consumers: Mapping[str, Iterable[str]],
+    followup_at_ms: int | None = None,
+) -> KafkaStreamsAnswer:
+    """Which member each client of ``report`` is, from each member's main consumer client
+    ids (its pod's agent reports them): a client whose consumers are all one member's is
+    that member. One whose consumers no pod claims, or claimed by two pods, or a member two
+    clients claim (a restarted process and its ghost), stays unmapped: the plugin gives it
+    nothing, and the operator's next look sees the pods again."""
+    owner: dict[str, set[str]] = {}
+    for member, ids in consumers.items():
+        for cid in ids:
+            owner.setdefault(cid, set()).add(member)
+    found: dict[str, str] = {}
+    for client in report.clients:
+        members = {m for cid in client.consumer_client_ids for m in owner.get(cid, ())}
+        if len(members) == 1:
+            found[client.process_id] = members.pop()
+    claims: dict[str, int] = {}
+    for member in found.values():
+        claims[member] = claims.get(member, 0) + 1
+    clients = {c: m for c, m in found.items() if claims[m] == 1}
+    return KafkaStreamsAnswer(answers=report.id, clients=clients, followup_at_ms=followup_at_ms)
 
 
 def topology_of(report: GroupReport) -> TopologyDescription:

@@ -146,3 +146,24 @@ def test_the_reports_tasks_give_the_topology_a_worker_would_serve() -> None:
         task["stores"] = [*task["stores"], "cache"] if task["stateful"] else []
     unlogged = topology_of(GroupReport.model_validate(raw))
     assert unlogged.subtopologies[1].stores == ("counts",)  # no changelog: nothing to restore
+
+
+def test_each_client_is_the_member_whose_pod_runs_its_consumers() -> None:
+    from segue.protocol.kstreams import answer_for
+
+    report = GroupReport.model_validate(fixture("report.json"))
+    consumers = {
+        "wc-0": ["wc-a-StreamThread-1-consumer"],
+        "wc-1": ["wc-b-StreamThread-1-consumer"],
+        "wc-2": ["wc-c-StreamThread-1-consumer"],
+    }
+    answer = answer_for(report, consumers, followup_at_ms=5)
+    expected = fixture("answer.json")["kafka_streams"] | {"followup_at_ms": 5}
+    assert answer.model_dump() == expected
+    # a consumer no pod claims, or a member two clients claim, maps nothing
+    unclaimed = answer_for(report, {"wc-0": consumers["wc-0"], "wc-1": consumers["wc-1"]})
+    assert set(unclaimed.clients.values()) == {"wc-0", "wc-1"}
+    ghost = answer_for(
+        report, {"wc-0": [*consumers["wc-0"], *consumers["wc-1"]], "wc-2": consumers["wc-2"]}
+    )
+    assert ghost.clients == {"00000000-0000-0000-0000-00000000000c": "wc-2"}

@@ -54,10 +54,16 @@ final class Answers {
       errors.add("it answers report " + answers + ", not " + id);
     }
     JsonNode members = document.path("members");
+    Map<String, String> mapped = new HashMap<>();
     for (Map.Entry<String, String> e : sorted(answer.path("clients")).entrySet()) {
       if (!members.has(e.getValue())) {
         errors.add("client " + e.getKey() + " is mapped to " + e.getValue()
             + ", which the document does not list");
+      } else if (mapped.containsKey(e.getValue())) {
+        errors.add("clients " + mapped.get(e.getValue()) + " and " + e.getKey()
+            + " are both mapped to " + e.getValue());
+      } else {
+        mapped.put(e.getValue(), e.getKey());
       }
     }
     Map<String, Boolean> stateful = new LinkedHashMap<>();
