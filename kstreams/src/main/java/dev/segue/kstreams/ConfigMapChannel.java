@@ -1,5 +1,6 @@
 package dev.segue.kstreams;
 
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.net.URI;
@@ -84,9 +85,10 @@ final class ConfigMapChannel implements Channel {
 
   @Override
   public void report(String id, byte[] gzipped) throws IOException, InterruptedException {
-    String body = "{\"data\":{\"" + REPORT_ID_KEY + "\":" + Reports.JSON.writeValueAsString(id)
-        + "},\"binaryData\":{\"" + REPORT_KEY + "\":\""
-        + Base64.getEncoder().encodeToString(gzipped) + "\"}}";
+    ObjectNode patch = Reports.JSON.createObjectNode();
+    patch.putObject("data").put(REPORT_ID_KEY, id);
+    patch.putObject("binaryData").put(REPORT_KEY, Base64.getEncoder().encodeToString(gzipped));
+    String body = Reports.JSON.writeValueAsString(patch);
     HttpRequest request = request(groupConfigMap(app))
         .header("Content-Type", "application/merge-patch+json")
         .method("PATCH", HttpRequest.BodyPublishers.ofString(body))
