@@ -169,6 +169,11 @@ def check_answer(
                 elif not stateful[task]:
                     errors.append(f"task {task} is stateless: it can have no standby (on {member})")
     errors += [f"task {t.id} has no active member" for t in report.tasks if t.id not in owner]
+    errors += [
+        f"{member} holds active tasks but no client of this report is mapped to it"
+        for member in sorted(set(owner.values()))
+        if member not in mapped
+    ]
     return errors
 
 
@@ -178,17 +183,20 @@ def answer_for(
     followup_at_ms: int | None = None,
 ) -> KafkaStreamsAnswer:
     """Which member each client of ``report`` is, from each member's main consumer client
-    ids (its pod's agent reports them): a client whose consumers are all one member's is
-    that member. One whose consumers no pod claims, or claimed by two pods, or a member two
-    clients claim (a restarted process and its ghost), stays unmapped: the plugin gives it
-    nothing, and the operator's next look sees the pods again."""
-    owner: dict[str, set[str]] = {}
-    for member, ids in consumers.items():
-        for cid in ids:
-            owner.setdefault(cid, set()).add(member)
+    ids (its pod's agent reports them; the report names the consumers' group member ids,
+    ``<client id>-<uuid>``): a client whose consumers are all one member's is that member.
+    One whose consumers no pod claims, or claimed by two pods, or a member two clients
+    claim (a restarted process and its ghost), stays unmapped: the plugin gives it
+    nothing (and refuses an answer that leaves a member's tasks on no client), and the
+    operator's next look sees the pods again."""
     found: dict[str, str] = {}
     for client in report.clients:
-        members = {m for cid in client.consumer_client_ids for m in owner.get(cid, ())}
+        members = {
+            member
+            for reported in client.consumer_client_ids
+            for member, ids in consumers.items()
+            if any(_same_consumer(reported, cid) for cid in ids)
+        }
         if len(members) == 1:
             found[client.process_id] = members.pop()
     claims: dict[str, int] = {}
@@ -196,6 +204,12 @@ def answer_for(
         claims[member] = claims.get(member, 0) + 1
     clients = {c: m for c, m in found.items() if claims[m] == 1}
     return KafkaStreamsAnswer(answers=report.id, clients=clients, followup_at_ms=followup_at_ms)
+
+
+def _same_consumer(reported: str, client_id: str) -> bool:
+    """Kafka Streams reports a consumer by its group member id, which is its client id
+    followed by ``-<uuid>``; the agent knows the client id."""
+    return reported == client_id or reported.startswith(f"{client_id}-")
 
 
 def topology_of(report: GroupReport) -> TopologyDescription:

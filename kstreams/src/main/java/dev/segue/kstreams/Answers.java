@@ -95,6 +95,12 @@ final class Answers {
         errors.add("task " + task + " has no active member");
       }
     }
+    // a task on a member no client of this report is would run nowhere
+    for (String member : new java.util.TreeSet<>(owner.values())) {
+      if (!mapped.containsKey(member)) {
+        errors.add(member + " holds active tasks but no client of this report is mapped to it");
+      }
+    }
     return errors;
   }
 
