@@ -34,6 +34,12 @@ from segue.operator.settings import OperatorSettings
 from segue.operator.world import Observed, Observer, input_sample
 from segue.protocol import DocumentError
 
+KAFKA_STREAMS_NOT_YET = (
+    "runtime kafka-streams: this operator does not run Kafka Streams apps yet, so it creates"
+    " no pods; the app's group ConfigMap and Role exist for Segue's task assignor, which"
+    " falls back to Kafka Streams' StickyTaskAssignor (docs/kafka-streams.md)"
+)
+
 log = logging.getLogger("segue.operator")
 
 # StreamApp annotation: seconds the autoscaling signal gives a backlog to drain
@@ -134,6 +140,12 @@ class Reconciler:
             app = StreamApp.from_object(obj)
         except InvalidStreamApp as exc:
             self.actor.refuse(target, "InvalidSpec", str(exc), time.time())
+            return self.settings.idle_interval
+        if app.spec.runtime == "kafka-streams":
+            # The plugin's channel is granted (its group ConfigMap and Role), the operator's
+            # side is not built: no pods, said in Degraded (docs/kafka-streams.md, "Status").
+            self.actor.ensure_access(replace(target, app=app))
+            self.actor.refuse(target, "RuntimeNotSupported", KAFKA_STREAMS_NOT_YET, time.time())
             return self.settings.idle_interval
         if not target.raw_status:
             bootstrap = app.spec.kafka.bootstrap_servers

@@ -9,6 +9,7 @@ import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
+import org.apache.kafka.common.config.ConfigException;
 import org.apache.kafka.streams.processor.assignment.ApplicationState;
 import org.apache.kafka.streams.processor.assignment.KafkaStreamsAssignment;
 import org.apache.kafka.streams.processor.assignment.ProcessId;
@@ -59,7 +60,11 @@ public final class SegueTaskAssignor implements TaskAssignor {
     applicationId = id == null ? "" : id.toString();
     Object wait = configs.get(WAIT_CONFIG);
     if (wait != null) {
-      waitMs = Long.parseLong(wait.toString());
+      try {
+        waitMs = Long.parseLong(wait.toString().trim());
+      } catch (NumberFormatException e) {
+        throw new ConfigException(WAIT_CONFIG, wait, "must be a whole number of milliseconds");
+      }
     }
     channel = ConfigMapChannel.fromEnvironment(System.getenv());
     if (channel.isEmpty() && !SAID_OUTSIDE.getAndSet(true)) {

@@ -113,6 +113,15 @@ class SegueTaskAssignorTest {
     assertEquals(6, actives(result).size());
   }
 
+  @Test
+  void aWaitThatIsNotANumberIsRefusedNamingTheSetting() {
+    org.apache.kafka.common.config.ConfigException refused = org.junit.jupiter.api.Assertions
+        .assertThrows(org.apache.kafka.common.config.ConfigException.class,
+            () -> new SegueTaskAssignor().configure(Map.of("segue.answer.wait.ms", "5s")));
+    assertTrue(refused.getMessage().contains("segue.answer.wait.ms"), refused.getMessage());
+    assertTrue(refused.getMessage().contains("5s"), refused.getMessage());
+  }
+
   static Map<String, String> actives(TaskAssignment result) {
     Map<String, String> out = new HashMap<>();
     for (KafkaStreamsAssignment a : result.assignment()) {
