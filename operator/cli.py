@@ -20,6 +20,7 @@ import uuid
 from typing import Any
 
 from segue.operator.replica import Replica
+from segue.operator.settings import KSTREAMS_AGENT_JAR
 
 HELP = "run the operator that scales StreamApps"
 LEVELS = ("debug", "info", "warning", "error")
@@ -86,6 +87,18 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="record each step that changed something to this Kafka topic of each app's "
         "own cluster (default: off)",
     )
+    agent = parser.add_argument_group("Kafka Streams apps (docs/kafka-streams.md)")
+    agent.add_argument(
+        "--kstreams-agent-image",
+        default="",
+        help="the image the agent jar is copied from into runtime: kafka-streams pods, "
+        "normally this operator's own (default: none, such apps are refused)",
+    )
+    agent.add_argument(
+        "--kstreams-agent-jar",
+        default=KSTREAMS_AGENT_JAR,
+        help=f"the agent jar's path in that image (default {KSTREAMS_AGENT_JAR})",
+    )
     logs = parser.add_argument_group("logging")
     logs.add_argument("--log-level", choices=LEVELS, default="info")
     logs.add_argument("--log-format", choices=["plain", "json"], default="plain")
@@ -114,7 +127,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def settings_from(args: argparse.Namespace) -> Any:
     """The settings the flags describe (``pydantic.ValidationError`` names a bad one)."""
-    from segue.operator.settings import ExternalMetrics, LeaderElection, OperatorSettings
+    from segue.operator.settings import (
+        ExternalMetrics,
+        KafkaStreamsAgent,
+        LeaderElection,
+        OperatorSettings,
+    )
     from segue.podenv import pod_namespace
 
     return OperatorSettings(
@@ -131,6 +149,9 @@ def settings_from(args: argparse.Namespace) -> Any:
         log_level="debug" if args.verbose else args.log_level,
         log_format=args.log_format,
         history_topic=args.history_topic,
+        kstreams_agent=KafkaStreamsAgent(
+            image=args.kstreams_agent_image, jar=args.kstreams_agent_jar
+        ),
         leader_election=LeaderElection(
             enabled=args.leader_elect,
             lease_name=args.lease_name,

@@ -7,9 +7,10 @@ step never decides from a half-known set of pods, and no step lists pods itself.
 Each StreamApp gets a Kopf daemon (a thread) that runs :class:`~.reconcile.Reconciler`
 steps until the app is deleted. Between steps it sleeps as long as the decision core
 allows (short while something is in flight, long when settled, never past a deadline),
-and watch events on the StreamApp (``kubectl scale``, an HPA, an edit) or on its pods
-wake it at once, so a learner that catches up is handed over on the next look, not
-after a probing interval. No handler writes anything itself: the daemon's step is the
+and watch events on the StreamApp (``kubectl scale``, an HPA, an edit), on its pods
+or on a Kafka Streams app's group ConfigMap (a report its plugin waits on) wake it at
+once, so a learner that catches up is handed over on the next look, not after a probing
+interval. No handler writes anything itself: the daemon's step is the
 only writer, so every write comes from one decision.
 """
 
@@ -27,7 +28,7 @@ from segue.operator.api import GROUP, PLURAL, VERSION
 from segue.operator.observe import PodState, pod_state
 from segue.operator.reconcile import Gone, Reconciler
 from segue.operator.settings import OperatorSettings
-from segue.protocol.names import APP_LABEL, MANAGED_BY, MANAGER
+from segue.protocol.names import APP_LABEL, MANAGED_BY, MANAGER, group_configmap
 
 log = logging.getLogger("segue.operator")
 
@@ -146,6 +147,18 @@ def build_registry(
 
     @kopf.on.event("", "v1", "pods", labels={MANAGED_BY: MANAGER}, registry=registry)
     def pod_changed(namespace: str | None, labels: Mapping[str, str], **_: Any) -> None:
+        wakeups.wake(namespace, labels.get(APP_LABEL))
+
+    @kopf.on.event(
+        "",
+        "v1",
+        "configmaps",
+        labels={MANAGED_BY: MANAGER},
+        when=lambda name, labels, **_: name == group_configmap(labels.get(APP_LABEL, "")),
+        registry=registry,
+    )
+    def group_reported(namespace: str | None, labels: Mapping[str, str], **_: Any) -> None:
+        """A Kafka Streams group leader reported: its plugin waits for the answer."""
         wakeups.wake(namespace, labels.get(APP_LABEL))
 
     return registry

@@ -27,6 +27,7 @@ from segue.operator.act.history import HistoryProducer
 from segue.operator.api import GROUP, PLURAL, VERSION, InvalidStreamApp, StreamApp
 from segue.operator.autoscale import Sample, SignalBoard, compute, remember
 from segue.operator.history import Seen, step_record
+from segue.operator.kstreams.answer import answered
 from segue.operator.metrics import OperatorMetrics
 from segue.operator.observe import KafkaObserveError, PodState
 from segue.operator.scaling import Plan, decide
@@ -34,10 +35,10 @@ from segue.operator.settings import OperatorSettings
 from segue.operator.world import Observed, Observer, input_sample
 from segue.protocol import DocumentError
 
-KAFKA_STREAMS_NOT_YET = (
-    "runtime kafka-streams: this operator does not run Kafka Streams apps yet, so it creates"
-    " no pods; the app's group ConfigMap and Role exist for Segue's task assignor, which"
-    " falls back to Kafka Streams' StickyTaskAssignor (docs/kafka-streams.md)"
+NO_AGENT = (
+    "runtime kafka-streams needs the agent jar injected into its pods, and this operator"
+    " has no image to copy it from (--kstreams-agent-image; the Helm chart passes the"
+    " operator's own): no pods are created (docs/kafka-streams.md)"
 )
 
 log = logging.getLogger("segue.operator")
@@ -59,7 +60,9 @@ class Reconciler:
         self.settings = settings
         self.metrics = metrics
         self.observer = Observer(CoreV1Api(api_client), settings)
-        self.actor = Actor(api_client, metrics, settings.leader_election.identity)
+        self.actor = Actor(
+            api_client, metrics, settings.leader_election.identity, settings.kstreams_agent
+        )
         self.signals = SignalBoard()  # what the metrics and the external metrics API read
         self._samples: dict[str, tuple[Sample, ...]] = {}  # app uid -> the signal's window
         self.history = HistoryProducer(settings.history_topic, metrics)
@@ -141,11 +144,8 @@ class Reconciler:
         except InvalidStreamApp as exc:
             self.actor.refuse(target, "InvalidSpec", str(exc), time.time())
             return self.settings.idle_interval
-        if app.spec.runtime == "kafka-streams":
-            # The plugin's channel is granted (its group ConfigMap and Role), the operator's
-            # side is not built: no pods, said in Degraded (docs/kafka-streams.md, "Status").
-            self.actor.ensure_access(replace(target, app=app))
-            self.actor.refuse(target, "RuntimeNotSupported", KAFKA_STREAMS_NOT_YET, time.time())
+        if app.spec.runtime == "kafka-streams" and not self.settings.kstreams_agent.image:
+            self.actor.refuse(target, "AgentNotConfigured", NO_AGENT, time.time())
             return self.settings.idle_interval
         if not target.raw_status:
             bootstrap = app.spec.kafka.bootstrap_servers
@@ -171,6 +171,8 @@ class Reconciler:
         self.actor.ensure_access(target)
         world = observed.world
         plan = decide(world)
+        if observed.group is not None:  # Kafka Streams takes a generation up at a rebalance
+            plan = answered(plan, world, observed.group, observed.answer, observed.clients)
         try:
             self.actor.carry_out(
                 target,

@@ -69,6 +69,22 @@ class ExternalMetrics(BaseModel):
         return self
 
 
+# Where the image keeps the Kafka Streams agent jar (the Dockerfile copies it there)
+KSTREAMS_AGENT_JAR = "/opt/segue/segue-kstreams.jar"
+
+
+class KafkaStreamsAgent(BaseModel):
+    """What a ``runtime: kafka-streams`` pod's init container copies the agent from
+    (docs/kafka-streams.md, "Adoption"): an image holding the jar, normally the
+    operator's own (the chart passes it), and the jar's path in that image. No image:
+    such apps are refused (Degraded ``AgentNotConfigured``), never run without it."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    image: str = ""
+    jar: str = Field(default=KSTREAMS_AGENT_JAR, min_length=1)
+
+
 class OperatorSettings(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -86,6 +102,7 @@ class OperatorSettings(BaseModel):
     log_format: Literal["plain", "json"] = "plain"
     leader_election: LeaderElection = LeaderElection()
     external_metrics: ExternalMetrics = ExternalMetrics()
+    kstreams_agent: KafkaStreamsAgent = KafkaStreamsAgent()
     # The Kafka topic each app's history records go to, on the app's own cluster with
     # its own credentials (docs/operator.md, "History"); "": not recorded.
     history_topic: str = Field(default="", pattern=r"^([a-zA-Z0-9._-]{1,249})?$")

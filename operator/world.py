@@ -25,6 +25,8 @@ from segue.operator.act.status_patch import conditions_from_status, memory_from_
 from segue.operator.api import StreamApp
 from segue.operator.api.names import TEMPLATE_HASH_LABEL
 from segue.operator.autoscale import Sample, inputs
+from segue.operator.kstreams.group import Group, read_group
+from segue.operator.kstreams.pods import clients, observe_pods
 from segue.operator.observe import (
     KafkaView,
     PodState,
@@ -33,10 +35,12 @@ from segue.operator.observe import (
     fetch_topology,
     scrape,
 )
+from segue.operator.observe.agent import AgentReport, scrape_agent
 from segue.operator.observe.kafka import Credentials
 from segue.operator.scaling import PodObs, Policy, Published, TaskFault, World, from_document
 from segue.operator.settings import OperatorSettings
 from segue.protocol import decode_configmap
+from segue.protocol.kstreams import KafkaStreamsAnswer, topology_of
 from segue.protocol.names import assignment_configmap
 from segue.protocol.reports import TaskState
 from segue.protocol.topology import SubTopologyDescription, parse_topology
@@ -52,12 +56,18 @@ class Observed:
     reports: Mapping[str, WorkerReport] = field(default_factory=dict)  # scraped this step
     kafka: KafkaView | None = None  # the view the world was read through
     credentials: Credentials = field(default_factory=Credentials)  # the app's, for its history
+    # runtime kafka-streams: the plugin's report and outcome, which member each of the
+    # report's clients is, and the answer in force (segue.operator.kstreams)
+    group: Group | None = None
+    clients: Mapping[str, str] = field(default_factory=dict)
+    answer: KafkaStreamsAnswer | None = None
 
 
 @dataclass(frozen=True)
 class Assignment:
     published: Published | None
     resource_version: str | None
+    answer: KafkaStreamsAnswer | None = None
 
 
 def policy(app: StreamApp) -> Policy:
@@ -83,8 +93,9 @@ def read_assignment(core: CoreV1Api, namespace: str, app: str) -> Assignment:
         if exc.status == 404:
             return Assignment(None, None)
         raise
-    published = from_document(decode_configmap(cm.data, cm.binary_data))
-    return Assignment(published, cm.metadata.resource_version if cm.metadata else None)
+    document = decode_configmap(cm.data, cm.binary_data)
+    version = cm.metadata.resource_version if cm.metadata else None
+    return Assignment(from_document(document), version, document.kafka_streams)
 
 
 def credentials(core: CoreV1Api, namespace: str, app: StreamApp) -> Credentials:
@@ -124,10 +135,17 @@ class Observer:
         ``pods`` is the app's pods as the watch-fed cache has them; their metrics,
         the assignment and Kafka's offsets are read now."""
         name = app.metadata["name"]
-        reports = self.scrape(namespace, app, pods)
+        kafka_streams = app.spec.runtime == "kafka-streams"
+        reports = {} if kafka_streams else self.scrape(namespace, app, pods)
+        agents = self.agents(namespace, app, pods) if kafka_streams else {}
         assignment = read_assignment(self.core, namespace, name)
-        key = f"{uid}/{app.metadata.get('generation', 0)}"
-        subs, topology_error = self.topology(key, app, pods, reports)
+        group = read_group(self.core, namespace, name) if kafka_streams else None
+        if group is not None:  # the plugin reports the topology at every rebalance
+            subs = topology_of(group.report).subtopologies if group.report else None
+            topology_error = group.error
+        else:
+            key = f"{uid}/{app.metadata.get('generation', 0)}"
+            subs, topology_error = self.topology(key, app, pods, reports)
         secret = credentials(self.core, namespace, app)
         view = self.kafka(app.spec.kafka.bootstrap_servers, secret)
         topics = sorted({t for s in subs or () for t in (*s.source_topics, *s.changelog_topics)})
@@ -146,14 +164,26 @@ class Observer:
             partitions=partitions,
             end_offsets=ends,
             published=assignment.published,
-            pods={n: pod_obs(s, reports.get(n)) for n, s in pods.items()},
+            pods=(
+                observe_pods(pods, agents, group, assignment.published, ends)
+                if group is not None
+                else {n: pod_obs(s, reports.get(n)) for n, s in pods.items()}
+            ),
             memory=memory_from_status(app.status),
             conditions=conditions_from_status(app.status),
             topology_error=topology_error,
             template_hash=template_hash(app.spec),
         )
         return Observed(
-            world, assignment.resource_version, tuple(sorted(secret)), reports, view, secret
+            world,
+            assignment.resource_version,
+            tuple(sorted(secret)),
+            reports,
+            view,
+            secret,
+            group,
+            clients(group.report, agents) if group is not None else {},
+            assignment.answer,
         )
 
     def scrape(
@@ -168,6 +198,22 @@ class Observer:
                 return state.name, scrape(state.ip or "", port, timeout)
             except ScrapeError as exc:
                 log.debug("no metrics from %s/%s: %s", namespace, state.name, exc)
+                return state.name, None
+
+        return {n: r for n, r in self._pool.map(one, live) if r is not None}
+
+    def agents(
+        self, namespace: str, app: StreamApp, states: Mapping[str, PodState]
+    ) -> dict[str, AgentReport]:
+        """A Kafka Streams app's pods' agent pages, as :meth:`scrape` reads workers'."""
+        port, timeout = app.spec.metrics_port, self.settings.scrape_timeout
+        live = [s for s in states.values() if s.ip and s.phase == "Running" and not s.terminating]
+
+        def one(state: PodState) -> tuple[str, AgentReport | None]:
+            try:
+                return state.name, scrape_agent(state.ip or "", port, timeout)
+            except ScrapeError as exc:
+                log.debug("no agent page from %s/%s: %s", namespace, state.name, exc)
                 return state.name, None
 
         return {n: r for n, r in self._pool.map(one, live) if r is not None}

@@ -34,6 +34,8 @@ from segue.protocol.topology import SubTopologyDescription, TopologyDescription
 REPORT_VERSION: Final = 1
 REPORT_KEY: Final = "group.json.gz"
 REPORT_ID_KEY: Final = "report"  # data[REPORT_ID_KEY]: the report's id, readable at a glance
+# data[APPLIED_KEY]: what the plugin returned for the last report (:class:`Applied`)
+APPLIED_KEY: Final = "applied"
 
 
 class ReportError(ValueError):
@@ -117,6 +119,23 @@ class KafkaStreamsAnswer(_Model):
     answers: str  # the GroupReport.id this generation was decided for
     clients: dict[str, str]  # process id -> member (pod name)
     followup_at_ms: int | None = None  # ask for a rebalance then (epoch ms)
+
+
+class Applied(_Model):
+    """What the group leader's plugin returned for a report, written beside it once
+    Kafka Streams has its assignment: the generation of Segue's answer it mapped, or why
+    it fell back (then Kafka Streams' own assignor placed the tasks, and the operator
+    knows where they are only from the next report)."""
+
+    report: str = Field(min_length=1)
+    generation: int | None = Field(default=None, ge=1)
+    fallback: str | None = None
+
+    @model_validator(mode="after")
+    def _one_outcome(self) -> Applied:
+        if (self.generation is None) == (self.fallback is None):
+            raise ValueError("applied names a generation or a fallback, exactly one")
+        return self
 
 
 class Members(Protocol):
@@ -247,6 +266,17 @@ def decode_report(blob: bytes) -> GroupReport:
         return GroupReport.model_validate(raw)
     except ValidationError as exc:
         raise ReportError(f"{REPORT_KEY}: not a valid group report: {exc}") from exc
+
+
+def decode_applied(data: Mapping[str, str] | None) -> Applied | None:
+    """The plugin's last outcome in a group ConfigMap's ``data``; None before the first."""
+    text = (data or {}).get(APPLIED_KEY)
+    if text is None:
+        return None
+    try:
+        return Applied.model_validate_json(text)
+    except ValidationError as exc:
+        raise ReportError(f"data[{APPLIED_KEY!r}] is not a valid outcome: {exc}") from exc
 
 
 def decode_report_configmap(binary_data: Mapping[str, str | bytes] | None) -> GroupReport | None:

@@ -1,12 +1,17 @@
-"""The image: its Dockerfile, its pins, and its install steps run for real.
+"""The image: its Dockerfile, its pins, and its build steps run for real.
 
-No container engine runs here, so this parses the Dockerfile and runs exactly its
-``RUN`` steps, with its ``ENV``/``ARG`` values, in a clean virtualenv standing for the
-image's Python: the build stage builds the wheel from a copy of what the stage
-``COPY``\\s and fetches the pinned closure; the runtime stage installs it offline. Then
-the image's entry point answers. The only difference from a real build is where the
-wheels come from: a local wheelhouse (``PIP_NO_INDEX``/``PIP_FIND_LINKS``), so the test
-does not download half a gigabyte each run.
+No container engine runs here, so this parses the Dockerfile and runs it stage by stage,
+instruction by instruction: each stage in a folder of its own standing for its file
+system, exactly its ``RUN`` steps with its ``ENV``/``ARG`` values, its ``COPY``\\s from
+the build context or (``--from``) from that stage's folder, and a clean virtualenv
+standing for the image's Python. The ``kstreams`` stage builds the agent jar with Maven;
+the ``build`` stage builds the wheel and fetches the pinned closure; the runtime stage
+installs it offline and takes the jar. Then the image's entry point answers. The
+differences from a real build are where things come from, never the ``RUN`` text: the
+wheels from a local wheelhouse (``PIP_NO_INDEX``/``PIP_FIND_LINKS``), so the test does
+not download half a gigabyte each run; Maven and Java 17 from the host (``mvn`` on
+``PATH``), not the pinned Maven image, reading the repository ``make kstreams`` fills
+(``$SEGUE_CACHE/m2``) offline, through a ``settings.xml`` in the build's ``HOME``.
 """
 
 from __future__ import annotations
@@ -16,17 +21,25 @@ import json
 import os
 import shlex
 import shutil
+import stat
 import subprocess
 import sys
 import tomllib
+import xml.etree.ElementTree as ET
+import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
 
+from segue.operator import settings
+
 ROOT = Path(__file__).resolve().parents[1]
 DOCKERFILE = ROOT / "Dockerfile"
 CONSTRAINTS = ROOT / "constraints.txt"
+POM = ROOT / "kstreams" / "pom.xml"
+# Where the operator's init container finds the agent jar in its own image.
+AGENT_JAR = "/opt/segue/segue-kstreams.jar"
 DEV_ONLY = {"pytest", "ruff", "mypy", "hypothesis", "import-linter", "segue-stack", "cryptography"}
 
 
@@ -80,8 +93,32 @@ def parse(text: str) -> tuple[dict[str, str], list[Stage]]:
     return globals_, stages
 
 
+def copy_parts(rest: str) -> tuple[dict[str, str], list[str], str]:
+    """A ``COPY``'s flags (``--from=build`` as ``{"from": "build"}``), sources and
+    destination."""
+    flags: dict[str, str] = {}
+    paths: list[str] = []
+    for word in rest.split():
+        if word.startswith("--"):
+            name, _, value = word[2:].partition("=")
+            flags[name] = value
+        else:
+            paths.append(word)
+    *sources, dest = paths
+    return flags, sources, dest
+
+
+def pom(path: str) -> str:
+    """A value of kstreams/pom.xml, by its element path (``properties/maven.compiler.release``)."""
+    ns = "{http://maven.apache.org/POM/4.0.0}"
+    value = ET.parse(POM).getroot().findtext("/".join(ns + part for part in path.split("/")))
+    assert value, path
+    return value
+
+
 GLOBALS, STAGES = parse(DOCKERFILE.read_text())
-BUILD, RUNTIME = STAGES
+NAMED = {stage.name: stage for stage in STAGES if stage.name}
+KSTREAMS, BUILD, RUNTIME = NAMED["kstreams"], NAMED["build"], STAGES[-1]
 
 
 def test_the_dockerfile_is_lint_clean() -> None:
@@ -114,6 +151,32 @@ def test_the_image_is_pinned_non_root_labelled_and_runs_segue() -> None:
     )
 
 
+def test_the_agent_jar_is_built_by_a_pinned_maven_on_the_poms_java() -> None:
+    image = GLOBALS["MAVEN_IMAGE"]
+    assert KSTREAMS.base == "${MAVEN_IMAGE}"
+    maven, _, jdk = image.removeprefix("maven:").partition("-eclipse-temurin-")
+    assert maven.startswith("3.9."), image
+    assert maven.count(".") == 2, image  # an exact release, not a floating tag
+    assert jdk == pom("properties/maven.compiler.release"), image
+
+
+def test_every_copy_from_names_an_earlier_stage_and_the_jar_is_where_the_operator_looks() -> None:
+    for index, stage in enumerate(STAGES):
+        earlier = {s.name for s in STAGES[:index]}
+        for copy in stage.all("COPY"):
+            flags, _, _ = copy_parts(copy)
+            if "from" in flags:
+                assert flags["from"] in earlier, f"COPY {copy}: no such stage before it"
+    (jar,) = [c for c in map(copy_parts, RUNTIME.all("COPY")) if c[0].get("from") == "kstreams"]
+    flags, (source,), dest = jar
+    # The operator's default (when it defines one) must be the path in the image.
+    assert dest == AGENT_JAR == getattr(settings, "KSTREAMS_AGENT_JAR", AGENT_JAR), dest
+    (workdir,) = KSTREAMS.all("WORKDIR")
+    assert source == f"{workdir}/target/{pom('artifactId')}-{pom('version')}.jar"
+    # The init container runs as the image's user or the pod's, not as the owner (root).
+    assert int(flags["chmod"], 8) & stat.S_IROTH, jar
+
+
 def pins(text: str) -> dict[str, str]:
     out = {}
     for raw in text.splitlines():
@@ -132,13 +195,16 @@ def test_constraints_pin_the_runtime_closure_and_nothing_of_dev() -> None:
     assert not DEV_ONLY & set(locked)
 
 
+def cache() -> Path:
+    return Path(os.environ.get("SEGUE_CACHE") or Path.home() / ".cache" / "segue")
+
+
 def wheelhouse() -> Path:
     """Every wheel the image installs, plus setuptools to build ours: fetched once per
     set of pins into $SEGUE_CACHE (pip's own cache makes a refetch cheap)."""
     build = tomllib.loads((ROOT / "pyproject.toml").read_text())["build-system"]["requires"]
     key = hashlib.sha256((CONSTRAINTS.read_text() + "\n".join(build)).encode()).hexdigest()[:12]
-    cache = Path(os.environ.get("SEGUE_CACHE") or Path.home() / ".cache" / "segue")
-    house = cache / f"wheelhouse-{key}"
+    house = cache() / f"wheelhouse-{key}"
     if not (house / ".complete").exists():
         pip = [sys.executable, "-m", "pip", "download", "--quiet", "--dest", str(house)]
         subprocess.run([*pip, "--only-binary=:all:", "-r", str(CONSTRAINTS)], check=True)
@@ -147,25 +213,69 @@ def wheelhouse() -> Path:
     return house
 
 
-def run_stage(stage: Stage, root: Path, workdir: Path, env: dict[str, str]) -> None:
-    """The stage's RUN steps, with its ENV and ARG values; absolute paths live under root."""
-    values = {**GLOBALS, **stage.values("ARG"), **stage.values("ENV")}
-    for name, value in values.items():
-        env[name] = str(root / value.lstrip("/")) if value.startswith("/") else value
-    for command in stage.all("RUN"):
-        done = subprocess.run(
-            ["bash", "-euo", "pipefail", "-c", command],
-            cwd=workdir,
-            env=env,
-            check=False,
-            capture_output=True,
-            text=True,
-        )
-        assert done.returncode == 0, f"RUN {command}\n{done.stdout[-3000:]}{done.stderr[-3000:]}"
+def maven_settings(home: Path) -> None:
+    """Maven's user settings in the build's HOME: the repository ``make kstreams`` fills,
+    offline once it exists (the first run fills it from Maven Central)."""
+    repository = cache() / "m2"
+    (home / ".m2").mkdir(parents=True, exist_ok=True)
+    (home / ".m2" / "settings.xml").write_text(
+        f"<settings><localRepository>{repository}</localRepository>"
+        f"<offline>{str(repository.is_dir()).lower()}</offline></settings>\n"
+    )
+
+
+def copy_into(copy: str, root: Path, workdir: Path, roots: dict[str, Path]) -> None:
+    """One ``COPY`` as a build does it: from the context or a stage's root; a folder's
+    contents into the destination, a file to the destination or into it when it ends
+    in ``/``; ``--chmod`` applied."""
+    flags, sources, dest = copy_parts(copy)
+    origin = roots[flags["from"]] if "from" in flags else ROOT
+    target = root / dest.lstrip("/") if dest.startswith("/") else workdir / dest
+    for source in sources:
+        path = origin / source.lstrip("/")
+        if path.is_dir():
+            ignore = shutil.ignore_patterns("__pycache__")
+            shutil.copytree(path, target, ignore=ignore, dirs_exist_ok=True)
+            continue
+        into = target / path.name if dest.endswith("/") or len(sources) > 1 else target
+        into.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(path, into)
+        if "chmod" in flags:
+            into.chmod(int(flags["chmod"], 8))
+
+
+def build_stage(stage: Stage, roots: dict[str, Path], base: Path, env: dict[str, str]) -> None:
+    """One stage, instruction by instruction, in its own root folder under base (entered
+    in roots by name), with its ENV and ARG values; absolute paths live under its root."""
+    name = stage.name or "runtime"
+    root = roots[name] = base / name
+    root.mkdir(parents=True)
+    env = dict(env)
+    for key, value in {**GLOBALS, **stage.values("ARG"), **stage.values("ENV")}.items():
+        env[key] = str(root / value.lstrip("/")) if value.startswith("/") else value
+    workdir = root
+    for keyword, rest in stage.instructions:
+        if keyword == "WORKDIR":
+            workdir = root / rest.lstrip("/")
+            workdir.mkdir(parents=True, exist_ok=True)
+        elif keyword == "COPY":
+            copy_into(rest, root, workdir, roots)
+        elif keyword == "RUN":
+            done = subprocess.run(
+                ["bash", "-euo", "pipefail", "-c", rest],
+                cwd=workdir,
+                env=env,
+                check=False,
+                capture_output=True,
+                text=True,
+            )
+            assert done.returncode == 0, f"RUN {rest}\n{done.stdout[-3000:]}{done.stderr[-3000:]}"
 
 
 @pytest.mark.timeout(900)
-def test_the_image_install_steps_and_entry_point_work_from_a_fresh_wheel(tmp_path: Path) -> None:
+def test_the_image_builds_the_wheel_and_the_agent_jar_installs_them_and_runs(
+    tmp_path: Path,
+) -> None:
     house = wheelhouse()
     python = tmp_path / "image-python"
     subprocess.run([sys.executable, "-m", "venv", str(python)], check=True)
@@ -175,29 +285,24 @@ def test_the_image_install_steps_and_entry_point_work_from_a_fresh_wheel(tmp_pat
         "PIP_NO_INDEX": "1",
         "PIP_FIND_LINKS": str(house),
     }
-    root = tmp_path / "root"
-    (workdir,) = BUILD.all("WORKDIR")
-    context = root / workdir.lstrip("/")
-    for copy in BUILD.all("COPY"):
-        *sources, _ = copy.split()
-        for source in sources:
-            target = context / source.rstrip("/")
-            if (ROOT / source).is_dir():
-                shutil.copytree(ROOT / source, target, ignore=shutil.ignore_patterns("__pycache__"))
-            else:
-                target.parent.mkdir(parents=True, exist_ok=True)
-                shutil.copy(ROOT / source, target)
-    run_stage(BUILD, root, context, env)
+    maven_settings(tmp_path)
+    roots: dict[str, Path] = {}
+    for stage in STAGES:
+        build_stage(stage, roots, tmp_path / "stages", env)
+    image = roots["runtime"]
+    assert not (image / "wheels").exists()  # the image keeps no wheels
 
-    for copy in RUNTIME.all("COPY"):
-        parts = copy.split()
-        if parts[0].startswith("--from="):
-            continue  # the build stage's /wheels is already under root
-        source, dest = parts
-        (root / dest.lstrip("/")).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy(ROOT / source, root / dest.lstrip("/"))
-    run_stage(RUNTIME, root, tmp_path, env)
-    assert not (root / "wheels").exists()  # the image keeps no wheels
+    jar = image / AGENT_JAR.lstrip("/")
+    assert jar.stat().st_mode & stat.S_IROTH
+    with zipfile.ZipFile(jar) as archive:
+        manifest = archive.read("META-INF/MANIFEST.MF").decode().splitlines()
+        assignor = archive.read("dev/segue/kstreams/SegueTaskAssignor.class")
+        names = archive.namelist()
+    assert "Premain-Class: dev.segue.kstreams.Agent" in manifest  # a -javaagent
+    # Class file major version: 44 + the Java release (61 for 17), so a Java 17 app loads it.
+    release = int(pom("properties/maven.compiler.release"))
+    assert int.from_bytes(assignor[6:8], "big") == 44 + release
+    assert not any(n.startswith(("com/fasterxml/", "org/apache/kafka/")) for n in names)
 
     entry = json.loads(RUNTIME.all("ENTRYPOINT")[0])
     default = json.loads(RUNTIME.all("CMD")[0])

@@ -16,7 +16,7 @@ from typing import Any
 
 from kubernetes.client import CoreV1Api, CustomObjectsApi, RbacAuthorizationV1Api
 
-from segue.operator.act import access, apply, objects
+from segue.operator.act import access, agent, apply, objects
 from segue.operator.act.recorder import EventRecorder, Involved
 from segue.operator.act.signal_status import due, to_status
 from segue.operator.act.status_patch import build_status, condition, status_patch
@@ -26,6 +26,7 @@ from segue.operator.api.status import StreamAppStatus, find_condition
 from segue.operator.autoscale import AppSignal
 from segue.operator.metrics import OperatorMetrics
 from segue.operator.scaling import Condition, Plan
+from segue.operator.settings import KafkaStreamsAgent
 
 log = logging.getLogger("segue.operator")
 
@@ -48,12 +49,19 @@ class Target:
 
 
 class Actor:
-    def __init__(self, api_client: Any, metrics: OperatorMetrics, identity: str) -> None:
+    def __init__(
+        self,
+        api_client: Any,
+        metrics: OperatorMetrics,
+        identity: str,
+        kstreams_agent: KafkaStreamsAgent | None = None,
+    ) -> None:
         self.core = CoreV1Api(api_client)
         self.rbac = RbacAuthorizationV1Api(api_client)
         self.custom = CustomObjectsApi(api_client)
         self.metrics = metrics
         self.identity = identity  # written on each generation it publishes
+        self.kstreams_agent = kstreams_agent or KafkaStreamsAgent()
         self.recorder = EventRecorder(self.core)
         self._access: set[tuple[str, int]] = set()  # (uid, generation) with access written
 
@@ -114,6 +122,14 @@ class Actor:
             if pvc is not None:
                 apply.create(self.core, namespace, pvc)
             pod = objects.pod(name, uid, member, spec, target.secret_keys)
+            if spec.runtime == "kafka-streams":
+                pod = agent.with_agent(
+                    pod,
+                    image=self.kstreams_agent.image,
+                    jar=self.kstreams_agent.jar,
+                    metrics_port=spec.metrics_port,
+                    security=objects.CONTAINER_SECURITY_CONTEXT,
+                )
             if apply.create(self.core, namespace, pod):
                 log.info("%s/%s: created pod %s", namespace, name, member)
         for member in plan.delete_pods:

@@ -91,8 +91,11 @@ POD_FIELDS = ("template", "kafka", "application_id", "metrics_port", "state_dir"
 
 def template_hash(spec: StreamAppSpec) -> str:
     """A short, stable hash of the pod-defining part of ``spec`` (the pod label that tells
-    which pods a change has reached, as a Deployment's ``pod-template-hash`` does)."""
+    which pods a change has reached, as a Deployment's ``pod-template-hash`` does). The
+    runtime counts only when it is not Segue's, so pods built before it existed stay."""
     part = spec.model_dump(mode="json", include=set(POD_FIELDS), by_alias=True)
+    if spec.runtime != "segue":
+        part["runtime"] = spec.runtime
     return hashlib.sha256(json.dumps(part, sort_keys=True).encode()).hexdigest()[:10]
 
 

@@ -144,9 +144,9 @@ class StreamAppSpec(Model):
     """What the pods run: `segue`, Segue's worker (the template runs `segue worker`), or
     `kafka-streams`, an unmodified Kafka Streams app (3.8 or newer) with Segue's task
     assignor plugged in (`task.assignor.class=dev.segue.kstreams.SegueTaskAssignor`);
-    its group leader reports the topology, so `topology` is not needed. In progress: the
-    operator does not run `kafka-streams` apps yet and says so in `Degraded`
-    (`RuntimeNotSupported`); see docs/kafka-streams.md."""
+    its group leader reports the topology, so `topology` is not needed. The template runs
+    the app's own image and command; the operator injects the plugin as a Java agent and
+    reads each pod's progress from it (docs/kafka-streams.md)."""
     template: PodTemplate
     """The worker pods."""
     metrics_port: int = Field(default=DEFAULT_METRICS_PORT, ge=1, le=65535)

@@ -109,11 +109,11 @@ def parse_worker_metrics(text: str) -> WorkerReport:
     summed: dict[str, dict[str, int]] = {name: {} for name in _SUMMED}
     errors: dict[str, int] = {}
     task_errors: dict[str, tuple[str, str]] = {}
-    for sample in _samples(text):
+    for sample in samples(text):
         if sample.name not in _LABELS:
             continue
         labels = _labels(sample)
-        value = _whole(sample)
+        value = whole(sample)
         if sample.name == r.GENERATION:
             generation = value
         elif sample.name == r.READY:
@@ -156,7 +156,7 @@ def parse_worker_metrics(text: str) -> WorkerReport:
     )
 
 
-def _samples(text: str) -> list[Sample]:
+def samples(text: str) -> list[Sample]:
     try:
         return [s for family in text_string_to_metric_families(text) for s in family.samples]
     except (TypeError, LookupError, AttributeError) as exc:  # the parser's other ways to fail
@@ -171,7 +171,7 @@ def _labels(sample: Sample) -> tuple[str, ...]:
     return tuple(sample.labels[name] for name in wanted)
 
 
-def _whole(sample: Sample) -> int:
+def whole(sample: Sample) -> int:
     value = float(sample.value)
     if not math.isfinite(value) or value != int(value):
         raise ValueError(f"{sample.name}{sample.labels}: {sample.value} is not a whole number")

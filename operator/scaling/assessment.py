@@ -77,7 +77,8 @@ def _balanced(
     if f.generation == 0:  # nothing placed yet: say what the first assignment waits for
         why = scaling or (
             "; ".join(d.message for d in f.degradations)
-            or "waiting for a worker to describe the application's topology"
+            or "waiting for the app's pods to describe its topology (a Kafka Streams app's"
+            " plugin does at the group's first rebalance)"
         )
         return Condition("Balanced", "False", "Unassigned", f"no assignment published yet: {why}")
     return Condition(

@@ -42,6 +42,7 @@ BASE_ENV_ALLOWLIST = (
     "SEGUE_CACHE",
     "TMPDIR",
 )
+POD_ROOT = "SEGUE_POD_ROOT"  # where the runner shows a container its mounts
 parse_quantity: Callable[[str], Decimal] = _parse_quantity
 _FIELD_KEY = re.compile(r"^metadata\.(labels|annotations)\['(.*)'\]$")
 
@@ -158,8 +159,15 @@ def container_env(
     pod_ip: str,
     host_ip: str,
     allocatable: Mapping[str, str],
+    pod_root: str | None = None,
 ) -> dict[str, str]:
-    """The container's environment as the kubelet builds it (without the image's)."""
+    """The container's environment as the kubelet builds it (without the image's).
+
+    ``pod_root``: the container's root on the host. A variable the pod names
+    ``SEGUE_POD_ROOT`` takes it (as the process's always does), so a path written
+    ``$(SEGUE_POD_ROOT)/x`` with ``SEGUE_POD_ROOT`` defined empty before it is ``/x`` under a
+    real kubelet and the mount's host path here: how a program that knows nothing of this
+    runner (a JVM's ``-javaagent:``) finds a file in a volume."""
     namespace = (pod.get("metadata") or {}).get("namespace", "")
     env: dict[str, str] = {}
 
@@ -185,7 +193,9 @@ def container_env(
 
     for var in container.get("env") or []:
         name, source = var["name"], var.get("valueFrom")
-        if source is None:
+        if name == POD_ROOT and pod_root is not None:
+            env[name] = pod_root
+        elif source is None:
             env[name] = expand(var.get("value") or "", lookup)
         elif source.get("fieldRef"):
             env[name] = field_value(pod, source["fieldRef"]["fieldPath"], pod_ip, host_ip)
@@ -234,7 +244,7 @@ def process_env(
     merged = {k: base[k] for k in BASE_ENV_ALLOWLIST if k in base}
     merged.update(HOME=str(home), HOSTNAME=hostname)
     merged.update(env)
-    merged["SEGUE_POD_ROOT"] = str(pod_root)
+    merged[POD_ROOT] = str(pod_root)
     return merged
 
 

@@ -100,6 +100,7 @@ class Sandbox:
         assert self.volumes is not None
         assert self.pod_ip is not None
         ctx, namespace = self.ctx, self.namespace
+        root = self.dir / "rootfs" / container["name"]
         env = container_env(
             pod,
             container,
@@ -109,9 +110,9 @@ class Sandbox:
             pod_ip=self.pod_ip,
             host_ip=ctx.host_ip,
             allocatable=ctx.allocatable,
+            pod_root=str(root),
         )
         argv = container_argv(container, env)
-        root = self.dir / "rootfs" / container["name"]
         root.mkdir(parents=True, exist_ok=True)
         self.volumes.mount(root, container, env)
         workdir = container.get("workingDir")

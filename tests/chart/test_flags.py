@@ -17,12 +17,14 @@ from typing import Any
 import pytest
 
 from segue.operator import cli
+from segue.operator.settings import KSTREAMS_AGENT_JAR
 
 from .helm import container, render
 
 # Flags that are not chart values: out-of-cluster access, help, and a debug switch
 # (logLevel=debug covers it; extraArgs can still pass it).
-NOT_VALUES = {"--kubeconfig", "--help", "--verbose"}
+# --kstreams-agent-jar: where the operator's own image keeps the jar, not a choice
+NOT_VALUES = {"--kubeconfig", "--help", "--verbose", "--kstreams-agent-jar"}
 # Between them these render every flag the chart knows (each mode passes its own).
 CASES = [{}, {"leaderElection": {"enabled": False}}, {"watchNamespaces": ["team-a"]}]
 # What the kubelet expands $(VAR) to; any value of the right shape.
@@ -86,6 +88,9 @@ def test_the_operator_reads_the_defaults_the_chart_documents() -> None:
     assert (settings.metrics_port, settings.health_port) == (9401, 8081)
     assert (settings.log_level, settings.log_format) == ("info", "plain")
     assert settings.history_topic == ""  # off
+    # the agent comes from the operator's own image, at the path the Dockerfile puts it
+    assert settings.kstreams_agent.image == "segue:0.1.0"
+    assert settings.kstreams_agent.jar == KSTREAMS_AGENT_JAR
     election = settings.leader_election
     assert election.enabled
     assert (election.lease_name, election.lease_namespace) == ("demo-segue", "segue-system")

@@ -138,6 +138,7 @@ def test_defaults_render_the_operator_with_leader_election_in_cluster_mode() -> 
         "--log-level=info",
         "--log-format=plain",
         "--history-topic=",
+        "--kstreams-agent-image=segue:0.1.0",
         "--leader-elect",
         f"--lease-name={FULLNAME}",
         "--lease-namespace=$(POD_NAMESPACE)",

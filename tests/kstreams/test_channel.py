@@ -23,7 +23,13 @@ from kubernetes import client
 
 from segue.operator.act import access, apply, objects
 from segue.protocol import AssignmentDocument, MemberRoles, encode
-from segue.protocol.kstreams import GroupReport, answer_for, decode_report_configmap
+from segue.protocol.kstreams import (
+    Applied,
+    GroupReport,
+    answer_for,
+    decode_applied,
+    decode_report_configmap,
+)
 from segue.protocol.names import assignment_configmap, group_configmap
 from segue.stack.apps import Apps
 from segue.stack.process import free_port
@@ -129,6 +135,19 @@ class Answerer:
         self.version = apply.publish(self.core, self.namespace, body, self.version)
         self.answered.append(report.id)
 
+    def applied(self, consumers: list[str]) -> Applied | None:
+        """The plugin's record of the last answered report it ran, once it has written it
+        (answering any newer report meanwhile, as the operator would)."""
+        applied, deadline = None, time.monotonic() + 30
+        while time.monotonic() < deadline:
+            self.step(consumers)
+            group = self.core.read_namespaced_config_map(group_configmap(self.name), self.namespace)
+            applied = decode_applied(group.data)
+            if applied is not None and applied.report == self.answered[-1]:
+                break
+            time.sleep(0.2)
+        return applied
+
 
 def assert_confined(kube: Any, token: str, namespace: str, name: str) -> None:
     """The pod's token reads no other ConfigMap and never writes its placement."""
@@ -187,6 +206,10 @@ def test_the_plugin_reports_and_runs_the_answer_through_its_own_configmaps(  # n
         assert counts(kafka.bootstrap_servers, topics[1], want, 30) == want, log.read_text()[-4000:]
         text = app.metrics(port)
         assert "segue_kstreams_fallbacks_total 0" in text, text  # Segue's answer every time
+        # the group runs the generation answering its last report, and says so
+        applied = operator.applied(consumers)
+        last = Applied(report=operator.answered[-1], generation=len(operator.answered))
+        assert applied == last, (applied, log.read_text()[-4000:])
     finally:
         proc.terminate()
         proc.wait(60)

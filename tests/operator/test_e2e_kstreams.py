@@ -1,33 +1,179 @@
-"""``runtime: kafka-streams`` before the operator runs such apps (issue 25, in progress): the
-app's plugin gets its channel (the group ConfigMap, a Role naming it), no pods are made
-that the runtime could not answer the probes of, and the status says why."""
+"""``runtime: kafka-streams`` end to end: an unmodified Kafka Streams WordCount
+(``examples/kafka-streams``, exactly-once v2) under the operator on the local stack, its
+pods built from the user's command with Segue's agent injected by an init container, every
+placement Segue's through the plugin (docs/kafka-streams.md). Scaling 2 -> 3 warms the
+new pod's tasks up as learners (Kafka Streams standbys) and hands them over; every count is
+exact; the status, events and the group's ConfigMaps say what happened.
+
+Without an agent image the operator runs no Kafka Streams pods and says why."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
+import pytest
 from kubernetes import client
 
-from segue.operator.reconcile import KAFKA_STREAMS_NOT_YET
-from segue.stack.apps import Apps
-from tests.operator.e2e import OperatorProcess, wait_for
+from segue.operator.reconcile import NO_AGENT
+from segue.protocol.kstreams import decode_applied, decode_report_configmap
+from segue.stack.apps import Apps, text_input
+from tests.kstreams import app as kstreams_app
 from tests.operator.test_e2e_health import degraded
+from tests.worker.harness import create_topics, read_committed
+
+from .e2e import OperatorProcess, streamapp, wait_for
+from .test_e2e_scaling import merge, prefill
+
+pytestmark = [pytest.mark.e2e, pytest.mark.kstreams, pytest.mark.timeout(900)]
+PARTITIONS = 6
 
 
-def test_a_kafka_streams_app_is_granted_its_channel_and_told_it_is_not_run_yet(
-    kube_api: Any,
-    namespace: str,
-    apps: Apps,
-    operator: OperatorProcess,
-    manifest: Callable[..., dict[str, Any]],
+def test_without_an_agent_image_no_kafka_streams_pod_is_made_and_the_status_says_why(
+    apps: Apps, operator: OperatorProcess, manifest: Callable[..., dict[str, Any]]
 ) -> None:
     apps.create(manifest("ks", runtime="kafka-streams", replicas=2))
     why = lambda: f"{operator.logs()[-3000:]}\n{apps.get('ks').get('status')}"  # noqa: E731
-    wait_for("Degraded: RuntimeNotSupported", lambda: degraded(apps, "ks") is not None, 60, why)
-    assert degraded(apps, "ks") == ("RuntimeNotSupported", KAFKA_STREAMS_NOT_YET)
-    assert ("RuntimeNotSupported", KAFKA_STREAMS_NOT_YET) in apps.events("ks")
+    wait_for("Degraded: AgentNotConfigured", lambda: degraded(apps, "ks") is not None, 60, why)
+    assert degraded(apps, "ks") == ("AgentNotConfigured", NO_AGENT)
+    assert ("AgentNotConfigured", NO_AGENT) in apps.events("ks")
     assert apps.pods("ks") == {}
-    assert "ks-group" in apps.configmaps("ks")
-    role = client.RbacAuthorizationV1Api(kube_api).read_namespaced_role("ks-worker", namespace)
-    assert [r.resource_names for r in role.rules] == [["ks-assignment"], ["ks-group"]]
+
+
+@pytest.fixture(scope="module")
+def built() -> tuple[Path, str]:
+    """(the agent jar, the example's class path), built once with Maven."""
+    return kstreams_app.build()
+
+
+@pytest.fixture
+def ks_operator(
+    kube: Any, namespace: str, tmp_path: Path, streamapp_crd: Any, built: tuple[Path, str]
+) -> Iterator[OperatorProcess]:
+    """The operator with an agent to inject: under the pod runner the init container's
+    ``cp`` runs on this machine, so the jar's path is where Maven built it."""
+    jar, _ = built
+    args = ("--kstreams-agent-image", "segue:dev", "--kstreams-agent-jar", str(jar))
+    proc = OperatorProcess(kube.kubeconfig, namespace, tmp_path, *args).start()
+    yield proc
+    proc.stop()
+
+
+def wordcount(kafka: Any, tmp_path: Path, classpath: str) -> tuple[dict[str, Any], str, str]:
+    tag = uuid.uuid4().hex[:6]
+    app_id, source, output = f"kwc-{tag}", f"text-{tag}", f"counts-{tag}"
+    create_topics(kafka.bootstrap_servers, {source: PARTITIONS, output: PARTITIONS})
+    properties = tmp_path / "streams.properties"
+    properties.write_text(
+        "\n".join(
+            [
+                f"application.id={app_id}",
+                f"bootstrap.servers={kafka.bootstrap_servers}",
+                # the pod's state volume, wherever the pod runner shows it
+                "config.providers=env",
+                "config.providers.env.class="
+                "org.apache.kafka.common.config.provider.EnvVarConfigProvider",
+                "state.dir=${env:SEGUE_STATE_DIR}",
+                "processing.guarantee=exactly_once_v2",
+                "commit.interval.ms=100",
+                "statestore.cache.max.bytes=0",  # every count is written: 1..n per word
+                "replication.factor=1",
+                "num.standby.replicas=0",
+                "task.assignor.class=dev.segue.kstreams.SegueTaskAssignor",
+                f"input.topic={source}",
+                f"output.topic={output}",
+            ]
+        )
+        + "\n"
+    )
+    body = streamapp(
+        "kwc",
+        application_id=app_id,
+        bootstrap=kafka.bootstrap_servers,
+        command=["java", "-cp", classpath, "example.WordCount", str(properties)],
+        replicas=2,
+        scaling={"acceptableRecoveryLag": 100},
+    )
+    body["spec"]["runtime"] = "kafka-streams"
+    body["spec"]["template"]["env"] = []
+    return body, source, output
+
+
+def diagnose(apps: Apps, operator: OperatorProcess, runner: Any) -> Callable[[], str]:
+    def text() -> str:
+        pods = []
+        for name, pod in sorted(apps.pods("kwc").items()):
+            path = runner.log_path(apps.namespace, name, pod.metadata.uid, "worker")
+            tail = path.read_text(errors="replace")[-2500:] if path and path.exists() else ""
+            pods.append(f"--- {name} {pod.status.phase} {pod.status.pod_ip}\n{tail}")
+        return (
+            f"status: {apps.status('kwc')}\nevents: {apps.events('kwc')[-15:]}\n"
+            + "\n".join(pods)
+            + f"\n--- operator\n{operator.logs()[-6000:]}"
+        )
+
+    return text
+
+
+def exact_string_counts(records: list[Any], sent: dict[str, int]) -> None:
+    """Kafka Streams' WordCount writes counts as text; under exactly-once with no cache
+    each word's committed counts are exactly 1..n."""
+    counts: dict[str, list[int]] = {}
+    for _, _, key, value in records:
+        counts.setdefault(key.decode(), []).append(int(value.decode()))
+    for word, n in sent.items():
+        got = sorted(counts.get(word, []))
+        assert got == list(range(1, n + 1)), (
+            f"{word}: {len(got)} counts for {n} lines; off by: "
+            f"{sorted(set(range(1, n + 1)) ^ set(got))[:10]}"
+        )
+    assert set(counts) <= set(sent), set(counts) - set(sent)
+
+
+def test_a_kafka_streams_app_scales_up_with_learners_and_counts_exactly(  # noqa: PLR0917 (fixtures)
+    kafka: Any,
+    kube_api: Any,
+    namespace: str,
+    apps: Apps,
+    ks_operator: OperatorProcess,
+    pod_runner: Any,
+    tmp_path: Path,
+    built: tuple[Path, str],
+) -> None:
+    _, classpath = built
+    body, source, output = wordcount(kafka, tmp_path, classpath)
+    apps.create(body)
+    why = diagnose(apps, ks_operator, pod_runner)
+    wait_for("2 pods balanced", lambda: apps.balanced("kwc", 2), 240, why)
+    core = client.CoreV1Api(kube_api)
+    pod = apps.pods("kwc")["kwc-0"]
+    assert [c.name for c in pod.spec.init_containers] == ["segue-agent"]
+    role = client.RbacAuthorizationV1Api(kube_api).read_namespaced_role("kwc-worker", namespace)
+    assert [r.resource_names for r in role.rules] == [["kwc-assignment"], ["kwc-group"]]
+
+    before = prefill(kafka, source, 3000)
+    producer = text_input(kafka.bootstrap_servers, source, 60, 100)
+    producer.start()
+    try:
+        time.sleep(5)
+        apps.scale("kwc", 3)
+        wait_for("3 pods balanced", lambda: apps.balanced("kwc", 3), 300, why)
+    finally:
+        sent = merge(before, producer.stop())
+    total = sum(sent.values())
+    records = read_committed(kafka.bootstrap_servers, output, lambda r: len(r) >= total, 180)
+    exact_string_counts(records, sent)
+
+    reasons = {reason for reason, _ in apps.events("kwc")}
+    assert {"ScalingUp", "LearnersAssigned", "TaskHandedOver"} <= reasons, why()
+    group = core.read_namespaced_config_map("kwc-group", namespace)
+    report = decode_report_configmap(group.binary_data)
+    applied = decode_applied(group.data)
+    assert report is not None
+    assert applied is not None
+    assert len(report.clients) == 3
+    assert applied.generation is not None, applied  # Segue's answer, not a fallback
+    assert applied.report == report.id

@@ -13,10 +13,13 @@ import pytest
 
 from segue.protocol import AssignmentDocument, decode, encode
 from segue.protocol.kstreams import (
+    APPLIED_KEY,
     REPORT_KEY,
+    Applied,
     GroupReport,
     ReportError,
     check_answer,
+    decode_applied,
     decode_report,
     decode_report_configmap,
     encode_report,
@@ -88,6 +91,20 @@ def test_a_bad_report_names_the_offending_item(change: Any, error: str) -> None:
         decode_report(blob)
 
 
+def test_the_applied_records_the_java_side_writes_are_decoded() -> None:
+    """``ContractTest.theAppliedRecordsAreTheFixturesThePythonSideDecodes`` builds the
+    two valid records of ``applied.json``; a record naming both outcomes is refused."""
+    cases = fixture("applied.json")
+    answered = decode_applied({APPLIED_KEY: json.dumps(cases["generation"])})
+    assert answered == Applied(report="7f3c2a10-0001", generation=4)
+    fell_back = decode_applied({APPLIED_KEY: json.dumps(cases["fallback"])})
+    assert fell_back is not None
+    assert (fell_back.generation, fell_back.fallback) == (None, cases["fallback"]["fallback"])
+    assert decode_applied({"report": "7f3c2a10-0001"}) is None
+    with pytest.raises(ReportError, match="exactly one"):
+        decode_applied({APPLIED_KEY: json.dumps(cases["both"])})
+
+
 def test_the_names_the_java_side_spells_are_the_protocols() -> None:
     """``names.json`` is what ``ContractTest.theNamesAreTheProtocolsOwn`` compares the Java
     constants with; this holds it to the Python definitions, the one home of each."""
@@ -95,6 +112,7 @@ def test_the_names_the_java_side_spells_are_the_protocols() -> None:
     from segue.protocol.kstreams import REPORT_ID_KEY
     from segue.protocol.names import (
         ENV_METRICS_PORT,
+        ENV_POD_IP,
         ENV_POD_NAMESPACE,
         ENV_STREAMAPP,
         HEALTH_PATH,
@@ -110,6 +128,7 @@ def test_the_names_the_java_side_spells_are_the_protocols() -> None:
     assert fixture("names.json") == {
         "report_key": REPORT_KEY,
         "report_id_key": REPORT_ID_KEY,
+        "applied_key": APPLIED_KEY,
         "document_key": DOCUMENT_KEY,
         "group_configmap": group_configmap("wc"),
         "assignment_configmap": assignment_configmap("wc"),
@@ -119,6 +138,7 @@ def test_the_names_the_java_side_spells_are_the_protocols() -> None:
         "metric_restore_lag": KSTREAMS_RESTORE_LAG,
         "metric_fallbacks": KSTREAMS_FALLBACKS,
         "env_metrics_port": ENV_METRICS_PORT,
+        "env_pod_ip": ENV_POD_IP,
         "metrics_path": METRICS_PATH,
         "health_path": HEALTH_PATH,
     }

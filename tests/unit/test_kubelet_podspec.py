@@ -526,3 +526,27 @@ def test_missing_objects_fail_the_mount(tmp_path: Path) -> None:
             volumes_for(the_pod, tmp_path / "volumes", {}).setup(the_pod)
     optional = pod(volumes=[{"name": "v", "configMap": {"name": "nope", "optional": True}}])
     volumes_for(optional, tmp_path / "volumes", {}).setup(optional)
+
+
+def test_a_path_under_segue_pod_root_is_the_mounts_host_path_here_and_absolute_elsewhere() -> None:
+    container = {
+        "name": "c",
+        "env": [
+            {"name": "SEGUE_POD_ROOT", "value": ""},
+            {"name": "JAVA_TOOL_OPTIONS", "value": "-javaagent:$(SEGUE_POD_ROOT)/segue/a.jar"},
+        ],
+    }
+    here = podspec.container_env(
+        pod(containers=[container]),
+        container,
+        config_maps=CONFIG.get,
+        secrets=SECRETS.get,
+        service=SERVICE,
+        pod_ip="127.0.9.9",
+        host_ip="127.0.0.1",
+        allocatable={},
+        pod_root="/runner/pods/p/rootfs/c",
+    )
+    assert here["JAVA_TOOL_OPTIONS"] == "-javaagent:/runner/pods/p/rootfs/c/segue/a.jar"
+    # a kubelet that knows no pod root expands the empty variable: the path in the image
+    assert env_of(container)["JAVA_TOOL_OPTIONS"] == "-javaagent:/segue/a.jar"

@@ -157,6 +157,7 @@ expanded by the kubelet from the container's env.
 - --log-level={{ .Values.logLevel }}
 - --log-format={{ .Values.logFormat }}
 - --history-topic={{ .Values.history.topic }}
+- --kstreams-agent-image={{ include "segue.image" . }}
 {{- if $le.enabled }}
 - --leader-elect
 - --lease-name={{ include "segue.leaseName" . }}

@@ -12,6 +12,9 @@ import java.util.Map;
  */
 public final class Agent {
   static final String ENV_METRICS_PORT = "SEGUE_METRICS_PORT";
+  // The pod's own address (downward API): pods may share a host's network, as under the
+  // local stack's pod runner, so the endpoint listens where the operator scrapes this pod.
+  static final String ENV_POD_IP = "POD_IP";
 
   private Agent() {}
 
@@ -30,7 +33,8 @@ public final class Agent {
       return;
     }
     try {
-      Endpoint.start(Integer.parseInt(port.trim()));
+      String host = env.getOrDefault(ENV_POD_IP, "").trim();
+      Endpoint.start(host.isEmpty() ? null : host, Integer.parseInt(port.trim()));
     } catch (Exception e) {  // the app runs on without it; the operator sees no metrics
       System.err.println("segue agent: the endpoint on port " + port + " did not start: " + e);
     }

@@ -14,4 +14,11 @@ interface Channel {
 
   /** The gzipped assignment document published now, if any. */
   Optional<byte[]> document() throws IOException, InterruptedException;
+
+  /**
+   * Publish what the plugin returned for the last report (segue.protocol.kstreams.Applied):
+   * Kafka Streams runs a document only from the rebalance that maps it, so this is how the
+   * operator learns which generation the group runs, or that it fell back. One bounded call.
+   */
+  void applied(String json) throws IOException, InterruptedException;
 }

@@ -32,6 +32,7 @@ final class ConfigMapChannel implements Channel {
   static final String SA_DIR = "/var/run/secrets/kubernetes.io/serviceaccount";
   static final String REPORT_KEY = "group.json.gz";
   static final String REPORT_ID_KEY = "report";
+  static final String APPLIED_KEY = "applied";
   static final String DOCUMENT_KEY = "assignment.json.gz";
   static final String ENV_STREAMAPP = "SEGUE_STREAMAPP";
   static final String ENV_POD_NAMESPACE = "POD_NAMESPACE";
@@ -88,6 +89,18 @@ final class ConfigMapChannel implements Channel {
     ObjectNode patch = Reports.JSON.createObjectNode();
     patch.putObject("data").put(REPORT_ID_KEY, id);
     patch.putObject("binaryData").put(REPORT_KEY, Base64.getEncoder().encodeToString(gzipped));
+    patchGroup(patch);
+  }
+
+  @Override
+  public void applied(String json) throws IOException, InterruptedException {
+    ObjectNode patch = Reports.JSON.createObjectNode();
+    patch.putObject("data").put(APPLIED_KEY, json);
+    patchGroup(patch);
+  }
+
+  /** A JSON merge patch of the group ConfigMap: it sets only the keys it names. */
+  private void patchGroup(ObjectNode patch) throws IOException, InterruptedException {
     String body = Reports.JSON.writeValueAsString(patch);
     HttpRequest request = request(groupConfigMap(app))
         .header("Content-Type", "application/merge-patch+json")

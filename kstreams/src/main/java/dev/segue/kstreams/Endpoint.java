@@ -41,8 +41,11 @@ final class Endpoint {
 
   private Endpoint() {}
 
-  static HttpServer start(int port) throws IOException {
-    HttpServer server = HttpServer.create(new InetSocketAddress(port), 0);
+  /** Listens on {@code host} (every address when null). */
+  static HttpServer start(String host, int port) throws IOException {
+    InetSocketAddress address =
+        host == null ? new InetSocketAddress(port) : new InetSocketAddress(host, port);
+    HttpServer server = HttpServer.create(address, 0);
     server.createContext(METRICS_PATH, exchange -> reply(exchange, render()));
     server.createContext(HEALTH_PATH, exchange -> reply(exchange, "ok\n"));
     server.setExecutor(Executors.newSingleThreadExecutor(r -> {

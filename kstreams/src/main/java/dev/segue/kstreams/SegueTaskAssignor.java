@@ -3,6 +3,8 @@ package dev.segue.kstreams;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.time.Clock;
+import java.time.Instant;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -27,11 +29,17 @@ import org.slf4j.LoggerFactory;
  * (Answers.check) and maps it (Answers.map). Without a usable answer in time it falls back
  * to Kafka Streams' own public StickyTaskAssignor, which keeps every task where it runs and
  * places only the tasks of clients that are gone (docs/kafka-streams.md, "When Segue is not
- * there"), says so once per episode in the log, and counts it (fallbacks()).
+ * there"), says so once per episode in the log, counts it (fallbacks()), and asks for a
+ * follow-up rebalance after {@code segue.fallback.retry.ms} so that Segue is asked again
+ * without waiting for the group's membership to change. Either way it then writes what it
+ * returned (the "applied" record) beside the report: the operator cannot otherwise tell
+ * which generation the group runs.
  */
 public final class SegueTaskAssignor implements TaskAssignor {
   static final String WAIT_CONFIG = "segue.answer.wait.ms";
   static final long DEFAULT_WAIT_MS = 5_000;
+  static final String RETRY_CONFIG = "segue.fallback.retry.ms";
+  static final long DEFAULT_RETRY_MS = 10_000;
   static final long POLL_MS = 100;
 
   private static final Logger log = LoggerFactory.getLogger(SegueTaskAssignor.class);
@@ -39,18 +47,26 @@ public final class SegueTaskAssignor implements TaskAssignor {
   // Kafka Streams makes a new assignor for every rebalance: what must outlive one is static
   private static final AtomicBoolean FALLING_BACK = new AtomicBoolean();
   private static final AtomicBoolean SAID_OUTSIDE = new AtomicBoolean();
+  private static final AtomicBoolean APPLIED_FAILING = new AtomicBoolean();
 
   private Optional<Channel> channel = Optional.empty();
   private String applicationId = "";
   private long waitMs = DEFAULT_WAIT_MS;
+  private long retryMs = DEFAULT_RETRY_MS;
   private Clock clock = Clock.systemUTC();
 
   public SegueTaskAssignor() {}
 
   SegueTaskAssignor(Channel channel, String applicationId, long waitMs, Clock clock) {
+    this(channel, applicationId, waitMs, DEFAULT_RETRY_MS, clock);
+  }
+
+  SegueTaskAssignor(
+      Channel channel, String applicationId, long waitMs, long retryMs, Clock clock) {
     this.channel = Optional.of(channel);
     this.applicationId = applicationId;
     this.waitMs = waitMs;
+    this.retryMs = retryMs;
     this.clock = clock;
   }
 
@@ -58,19 +74,31 @@ public final class SegueTaskAssignor implements TaskAssignor {
   public void configure(Map<String, ?> configs) {
     Object id = configs.get("application.id");
     applicationId = id == null ? "" : id.toString();
-    Object wait = configs.get(WAIT_CONFIG);
-    if (wait != null) {
-      try {
-        waitMs = Long.parseLong(wait.toString().trim());
-      } catch (NumberFormatException e) {
-        throw new ConfigException(WAIT_CONFIG, wait, "must be a whole number of milliseconds");
-      }
-    }
+    waitMs = millis(configs, WAIT_CONFIG, DEFAULT_WAIT_MS);
+    retryMs = millis(configs, RETRY_CONFIG, DEFAULT_RETRY_MS);
     channel = ConfigMapChannel.fromEnvironment(System.getenv());
     if (channel.isEmpty() && !SAID_OUTSIDE.getAndSet(true)) {
       log.warn("not in a pod Segue manages (no SEGUE_STREAMAPP, POD_NAMESPACE or API server):"
           + " Kafka Streams' StickyTaskAssignor places every task");
     }
+  }
+
+  /** A setting in milliseconds, 0 or more: a typo must stop the app, not mean the default. */
+  static long millis(Map<String, ?> configs, String name, long otherwise) {
+    Object value = configs.get(name);
+    if (value == null) {
+      return otherwise;
+    }
+    long ms;
+    try {
+      ms = Long.parseLong(value.toString().trim());
+    } catch (NumberFormatException e) {
+      ms = -1;
+    }
+    if (ms < 0) {
+      throw new ConfigException(name, value, "must be a whole number of milliseconds, 0 or more");
+    }
+    return ms;
   }
 
   /** Rebalances answered by Kafka Streams' own assignor since the process started. */
@@ -80,21 +108,34 @@ public final class SegueTaskAssignor implements TaskAssignor {
 
   @Override
   public TaskAssignment assign(ApplicationState state) {
-    String why;
     if (channel.isEmpty()) {
-      why = "no channel to the operator";
-    } else {
-      try {
-        return new TaskAssignment(answered(channel.get(), state).values());
-      } catch (Refused e) {
-        why = e.getMessage();
-      } catch (Exception e) {  // whatever failed, the app must get an assignment
-        if (e instanceof InterruptedException) {
-          Thread.currentThread().interrupt();
-        }
-        why = e.toString();
-      }
+      // nobody to ask again, nor to tell: a follow-up would only fall back once more
+      return fallBack(state, "no channel to the operator");
     }
+    Channel to = channel.get();
+    String id = UUID.randomUUID().toString();
+    Answer answer = null;
+    String why = "";
+    try {
+      answer = answered(to, id, state);
+    } catch (Refused e) {
+      why = e.getMessage();
+    } catch (Exception e) {  // whatever failed, the app must get an assignment
+      if (e instanceof InterruptedException) {
+        Thread.currentThread().interrupt();
+      }
+      why = e.toString();
+    }
+    if (answer != null) {
+      publish(to, applied(id, answer.generation()));
+      return new TaskAssignment(answer.assignment().values());
+    }
+    TaskAssignment sticky = retried(fallBack(state, why));
+    publish(to, fellBack(id, why));
+    return sticky;
+  }
+
+  private static TaskAssignment fallBack(ApplicationState state, String why) {
     FALLBACKS.incrementAndGet();
     if (!FALLING_BACK.getAndSet(true)) {
       log.warn("Segue's answer is not usable ({}): Kafka Streams' StickyTaskAssignor places"
@@ -103,9 +144,60 @@ public final class SegueTaskAssignor implements TaskAssignor {
     return new StickyTaskAssignor().assign(state);
   }
 
-  private Map<ProcessId, KafkaStreamsAssignment> answered(Channel to, ApplicationState state)
-      throws Exception {
-    String id = UUID.randomUUID().toString();
+  /**
+   * Every client asks for a rebalance at now + retryMs (0: never), or earlier if the
+   * fallback's own assignment asks for that: Sticky's placement would otherwise stay until
+   * the group's membership changes, however soon the operator is back.
+   */
+  private TaskAssignment retried(TaskAssignment sticky) {
+    if (retryMs == 0) {
+      return sticky;
+    }
+    Instant at = clock.instant().plusMillis(retryMs);
+    List<KafkaStreamsAssignment> out = new ArrayList<>();
+    for (KafkaStreamsAssignment a : sticky.assignment()) {
+      boolean sooner = a.followupRebalanceDeadline().filter(d -> d.isBefore(at)).isPresent();
+      out.add(sooner ? a : a.withFollowupRebalance(at));
+    }
+    return new TaskAssignment(out);
+  }
+
+  /** The applied record for Segue's answer (segue.protocol.kstreams.Applied). */
+  static String applied(String report, long generation) {
+    ObjectNode record = Reports.JSON.createObjectNode();
+    record.put("report", report);
+    record.put("generation", generation);
+    return record.toString();
+  }
+
+  /** The applied record for a fallback: why, in the words the log uses. */
+  static String fellBack(String report, String why) {
+    ObjectNode record = Reports.JSON.createObjectNode();
+    record.put("report", report);
+    record.put("fallback", why);
+    return record.toString();
+  }
+
+  /**
+   * Writes the applied record; a failure costs the rebalance one bounded call and a warning
+   * once per episode, never the assignment: the next report tells the operator anyway.
+   */
+  private static void publish(Channel to, String json) {
+    try {
+      to.applied(json);
+      APPLIED_FAILING.set(false);
+    } catch (Exception e) {
+      if (e instanceof InterruptedException) {
+        Thread.currentThread().interrupt();
+      }
+      if (!APPLIED_FAILING.getAndSet(true)) {
+        log.warn("could not write what the plugin applied into the group ConfigMap ({}):"
+            + " the operator knows the group's placement only from the next report", e.toString());
+      }
+    }
+  }
+
+  private Answer answered(Channel to, String id, ApplicationState state) throws Exception {
     ObjectNode report = Reports.report(applicationId, id, clock.millis(), state);
     to.report(id, Reports.encode(report));
     long deadline = clock.millis() + waitMs;
@@ -116,11 +208,12 @@ public final class SegueTaskAssignor implements TaskAssignor {
         JsonNode document = Answers.decode(blob.get());
         errors = Answers.check(report, document);
         if (errors.isEmpty()) {
+          long generation = document.path("generation").asLong();
           if (FALLING_BACK.getAndSet(false)) {
-            log.info("Segue answers again: it places the tasks from generation {}",
-                document.path("generation").asLong());
+            log.info("Segue answers again: it places the tasks from generation {}", generation);
           }
-          return Answers.map(state.kafkaStreamsStates(false).keySet(), document);
+          return new Answer(
+              Answers.map(state.kafkaStreamsStates(false).keySet(), document), generation);
         }
         if (!errors.get(0).startsWith("it answers report")) {
           throw new Refused("the answer to report " + id + " is refused: "
@@ -134,6 +227,9 @@ public final class SegueTaskAssignor implements TaskAssignor {
       Thread.sleep(POLL_MS);
     }
   }
+
+  /** A checked, mapped answer and the generation of the document it came from. */
+  private record Answer(Map<ProcessId, KafkaStreamsAssignment> assignment, long generation) {}
 
   static final class Refused extends Exception {
     private static final long serialVersionUID = 1L;

@@ -84,10 +84,22 @@ class ContractTest {
   }
 
   @Test
+  void theAppliedRecordsAreTheFixturesThePythonSideDecodes() throws Exception {
+    JsonNode fixture = Fixtures.json("applied.json");
+    JsonNode answered = fixture.path("generation");
+    assertEquals(answered, Reports.JSON.readTree(SegueTaskAssignor.applied(
+        answered.path("report").asText(), answered.path("generation").asLong())));
+    JsonNode fellBack = fixture.path("fallback");
+    assertEquals(fellBack, Reports.JSON.readTree(SegueTaskAssignor.fellBack(
+        fellBack.path("report").asText(), fellBack.path("fallback").asText())));
+  }
+
+  @Test
   void theNamesAreTheProtocolsOwn() {
     JsonNode names = Fixtures.json("names.json");
     assertEquals(names.path("report_key").asText(), ConfigMapChannel.REPORT_KEY);
     assertEquals(names.path("report_id_key").asText(), ConfigMapChannel.REPORT_ID_KEY);
+    assertEquals(names.path("applied_key").asText(), ConfigMapChannel.APPLIED_KEY);
     assertEquals(names.path("document_key").asText(), ConfigMapChannel.DOCUMENT_KEY);
     assertEquals(names.path("group_configmap").asText(), ConfigMapChannel.groupConfigMap("wc"));
     assertEquals(names.path("assignment_configmap").asText(),
@@ -98,6 +110,7 @@ class ContractTest {
     assertEquals(names.path("metric_restore_lag").asText(), Endpoint.RESTORE_LAG);
     assertEquals(names.path("metric_fallbacks").asText() + "_total", Endpoint.FALLBACKS);
     assertEquals(names.path("env_metrics_port").asText(), Agent.ENV_METRICS_PORT);
+    assertEquals(names.path("env_pod_ip").asText(), Agent.ENV_POD_IP);
     assertEquals(names.path("metrics_path").asText(), Endpoint.METRICS_PATH);
     assertEquals(names.path("health_path").asText(), Endpoint.HEALTH_PATH);
   }

@@ -1,6 +1,7 @@
 package dev.segue.kstreams;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
@@ -8,11 +9,16 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.time.Clock;
+import java.time.Instant;
+import java.time.ZoneOffset;
+import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.function.Function;
 import java.util.zip.GZIPOutputStream;
+import org.apache.kafka.common.config.ConfigException;
 import org.apache.kafka.streams.processor.TaskId;
 import org.apache.kafka.streams.processor.assignment.ApplicationState;
 import org.apache.kafka.streams.processor.assignment.KafkaStreamsAssignment;
@@ -22,12 +28,13 @@ import org.junit.jupiter.api.Test;
 
 /** The assignor against a channel in memory: it maps an answer, and falls back without one. */
 class SegueTaskAssignorTest {
-  /** Answers each report with {@code answer(reportId)}; empty: answers nothing. */
-  static final class Memory implements Channel {
+  /** Answers each report with {@code answer(reportId)} (empty: nothing); keeps each applied record. */
+  static class Memory implements Channel {
     final Function<String, Optional<JsonNode>> answer;
     Optional<byte[]> document = Optional.empty();
     int reports;
     JsonNode lastReport;
+    final List<JsonNode> applied = new ArrayList<>();
 
     Memory(Function<String, Optional<JsonNode>> answer) {
       this.answer = answer;
@@ -43,6 +50,11 @@ class SegueTaskAssignorTest {
     @Override
     public Optional<byte[]> document() {
       return document;
+    }
+
+    @Override
+    public void applied(String json) throws IOException {
+      applied.add(Reports.JSON.readTree(json));
     }
   }
 
@@ -78,6 +90,9 @@ class SegueTaskAssignorTest {
     Map<String, String> active = actives(result);
     assertEquals("00000000-0000-0000-0000-00000000000c", active.get("0_1"));
     assertEquals("00000000-0000-0000-0000-00000000000a", active.get("1_1"));
+    String report = channel.lastReport.path("id").asText();
+    assertEquals(List.of(Reports.JSON.createObjectNode().put("report", report).put("generation", 4)),
+        channel.applied);
   }
 
   @Test
@@ -91,6 +106,50 @@ class SegueTaskAssignorTest {
     assertTrue(tookMs >= 300 && tookMs < 5_000, "waited " + tookMs + " ms");
     assertEquals(before + 1, SegueTaskAssignor.fallbacks());
     assertEquals(state.allTasks().keySet().size(), actives(result).size());
+    String report = channel.lastReport.path("id").asText();
+    assertEquals(1, channel.applied.size());
+    assertEquals(report, channel.applied.get(0).path("report").asText());
+    assertEquals(List.of("report", "fallback"), fields(channel.applied.get(0)));
+    assertTrue(channel.applied.get(0).path("fallback").asText()
+        .startsWith("no answer to report " + report + " within 300 ms"), channel.applied.toString());
+  }
+
+  /** An answer refused at once, so that a fixed clock does not wait forever. */
+  static Memory refusing() {
+    return new Memory(id -> {
+      ObjectNode answer = (ObjectNode) answering(id);
+      ((ObjectNode) answer.path("members").path("wc-1")).putArray("active").add("0_0");
+      return Optional.of(answer);
+    });
+  }
+
+  @Test
+  void aFallbackAsksEveryClientForARebalanceAfterTheRetryInterval() {
+    Instant now = Instant.ofEpochMilli(1_795_640_000_000L);
+    Clock clock = Clock.fixed(now, ZoneOffset.UTC);
+    TaskAssignment result = new SegueTaskAssignor(refusing(), "wc", 1_000, 7_000, clock)
+        .assign(state);
+    assertEquals(3, result.assignment().size());
+    for (KafkaStreamsAssignment a : result.assignment()) {
+      assertEquals(Optional.of(now.plusMillis(7_000)), a.followupRebalanceDeadline(), a.toString());
+    }
+    TaskAssignment never = new SegueTaskAssignor(refusing(), "wc", 1_000, 0, clock).assign(state);
+    never.assignment().forEach(a -> assertEquals(Optional.empty(), a.followupRebalanceDeadline()));
+  }
+
+  @Test
+  void aRecordThatCannotBeWrittenCostsTheAssignmentNothing() {
+    Memory failing = new Memory(id -> Optional.of(answering(id))) {
+      @Override
+      public void applied(String json) throws IOException {
+        throw new IOException("HTTP 403");
+      }
+    };
+    long before = SegueTaskAssignor.fallbacks();
+    TaskAssignment result = new SegueTaskAssignor(failing, "wc", 1_000, Clock.systemUTC())
+        .assign(state);
+    assertEquals(before, SegueTaskAssignor.fallbacks());
+    assertEquals("00000000-0000-0000-0000-00000000000c", actives(result).get("0_1"));
   }
 
   @Test
@@ -100,11 +159,7 @@ class SegueTaskAssignorTest {
     new SegueTaskAssignor(stale, "wc", 200, Clock.systemUTC()).assign(state);
     assertEquals(before + 1, SegueTaskAssignor.fallbacks());
 
-    Memory twice = new Memory(id -> {
-      ObjectNode answer = (ObjectNode) answering(id);
-      ((ObjectNode) answer.path("members").path("wc-1")).putArray("active").add("0_0");
-      return Optional.of(answer);
-    });
+    Memory twice = refusing();
     long began = System.nanoTime();
     TaskAssignment result = new SegueTaskAssignor(twice, "wc", 60_000, Clock.systemUTC())
         .assign(state);
@@ -120,6 +175,22 @@ class SegueTaskAssignorTest {
             () -> new SegueTaskAssignor().configure(Map.of("segue.answer.wait.ms", "5s")));
     assertTrue(refused.getMessage().contains("segue.answer.wait.ms"), refused.getMessage());
     assertTrue(refused.getMessage().contains("5s"), refused.getMessage());
+  }
+
+  @Test
+  void aRetryThatIsNotAWholeNumberIsRefusedNamingTheSetting() {
+    for (String bad : List.of("10s", "-1", "1.5")) {
+      ConfigException refused = assertThrows(ConfigException.class,
+          () -> new SegueTaskAssignor().configure(Map.of("segue.fallback.retry.ms", bad)));
+      assertTrue(refused.getMessage().contains("segue.fallback.retry.ms"), refused.getMessage());
+      assertTrue(refused.getMessage().contains(bad), refused.getMessage());
+    }
+  }
+
+  static List<String> fields(JsonNode object) {
+    List<String> out = new ArrayList<>();
+    object.properties().forEach(e -> out.add(e.getKey()));
+    return out;
   }
 
   static Map<String, String> actives(TaskAssignment result) {

@@ -1,0 +1,156 @@
+"""What each pod of a Kafka Streams app holds, in the scaling core's terms (``PodObs``).
+
+Pure: the group report, the plugin's last outcome, the published generation and each
+pod's agent page in; one :class:`~segue.operator.scaling.PodObs` per pod out. What a
+Segue worker says of itself a Kafka Streams instance does not, so it is assembled:
+
+- *who*: a pod is a member of the group once the latest report has a client whose
+  consumers its agent names (``answer_for``); until then it is not ``reporting``, and
+  the core places nothing on it;
+- *which generation*: the one the plugin last returned (``applied``), for every pod in
+  the group; a fallback returned none, and no pod has one until Segue answers again;
+- *what it runs*: the published members when that generation is the applied one, else
+  the tasks the report says the client ran (standbys that the generation calls
+  learners are learners);
+- *how far each copy is*: the restore consumer's lag per changelog partition (restoring
+  actives, standbys, warm-ups), then, for an active the restore consumer no longer reads,
+  its changelog end (it writes it), and for state left on disk the report's lag.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from segue.operator.api.names import TEMPLATE_HASH_LABEL
+from segue.operator.kstreams.group import Group
+from segue.operator.observe import PodState
+from segue.operator.observe.agent import AgentReport
+from segue.operator.scaling import PodObs, Published
+from segue.protocol.kstreams import GroupReport, ReportedClient, ReportedTask, answer_for
+from segue.protocol.names import changelog_topic
+from segue.protocol.tasks import TaskId
+
+Changelog = tuple[str, int]
+
+
+def clients(report: GroupReport | None, agents: Mapping[str, AgentReport]) -> dict[str, str]:
+    """process id -> member, for the clients of ``report`` a pod's agent claims."""
+    if report is None:
+        return {}
+    return answer_for(report, {m: a.consumers for m, a in agents.items()}).clients
+
+
+def stores(report: GroupReport) -> dict[str, tuple[tuple[str, Changelog], ...]]:
+    """stateful task -> (store, its changelog partition), as ``topology_of`` keeps them."""
+    out = {}
+    for task in report.tasks:
+        out[task.id] = _logged(report.application_id, task)
+    return {t: s for t, s in out.items() if s}
+
+
+def _logged(app: str, task: ReportedTask) -> tuple[tuple[str, Changelog], ...]:
+    partition = TaskId.parse(task.id).partition
+    logged = set(task.changelogs)
+    return tuple(
+        (s, (changelog_topic(app, s), partition))
+        for s in sorted(task.stores)
+        if (changelog_topic(app, s), partition) in logged
+    )
+
+
+def observe_pods(
+    states: Mapping[str, PodState],
+    agents: Mapping[str, AgentReport],
+    group: Group,
+    published: Published | None,
+    end_offsets: Mapping[Changelog, int],
+) -> dict[str, PodObs]:
+    report, applied = group.report, group.applied
+    mapped = clients(report, agents)
+    members = set(mapped.values())
+    by_member = (
+        {mapped[c.process_id]: c for c in report.clients if c.process_id in mapped}
+        if report
+        else {}
+    )
+    logged = stores(report) if report else {}
+    generation = applied.generation if applied is not None else None
+    current = published is not None and generation == published.generation
+    out = {}
+    for name, state in states.items():
+        agent = agents.get(name)
+        client = by_member.get(name)
+        roles = _roles(published if current and name in members else None, name, client)
+        lags = agent.restore_lag if agent is not None else {}
+        restoring = frozenset(
+            t
+            for t, role in roles.items()
+            if role == "active" and any(c in lags for _, c in logged.get(t, ()))
+        )
+        out[name] = PodObs(
+            name=name,
+            running=state.phase == "Running",
+            terminating=state.terminating,
+            failed=state.phase in ("Failed", "Succeeded"),
+            ready=state.ready,
+            reporting=agent is not None and name in members,
+            generation=generation if name in members else None,
+            roles=roles,
+            offsets=_offsets(
+                roles=roles,
+                restoring=restoring,
+                lags=lags,
+                reported=client.lags if client else {},
+                logged=logged,
+                ends=end_offsets,
+            ),
+            restoring=restoring,
+            template_hash=state.labels.get(TEMPLATE_HASH_LABEL, ""),
+        )
+    return out
+
+
+def _roles(applied: Published | None, member: str, client: ReportedClient | None) -> dict[str, str]:
+    """task -> role on ``member``: the applied generation's, else what the report says
+    its client ran (a standby the published generation calls a learner is one)."""
+    if applied is not None:
+        r = applied.members.get(member)
+        if r is None:
+            return {}
+        return {
+            **{t: "active" for t in r.active},
+            **{t: "standby" for t in r.standby},
+            **{t: "learning" for t in r.learning},
+        }
+    if client is None:
+        return {}
+    return {
+        **{t: "active" for t in client.previous_active},
+        **{t: "standby" for t in client.previous_standby},
+    }
+
+
+def _offsets(
+    *,
+    roles: Mapping[str, str],
+    restoring: frozenset[str],
+    lags: Mapping[Changelog, int],
+    reported: Mapping[str, int],
+    logged: Mapping[str, tuple[tuple[str, Changelog], ...]],
+    ends: Mapping[Changelog, int],
+) -> dict[str, dict[str, int]]:
+    """task -> store -> the next offset this pod's copy would read."""
+    out: dict[str, dict[str, int]] = {t: {} for t in roles}  # a stateless task holds nothing
+    for task, held in logged.items():
+        end = {store: ends.get(c, 0) for store, c in held}
+        if any(c in lags for _, c in held):  # read by the restore consumer right now
+            out[task] = {s: max(0, end[s] - lags.get(c, end[s])) for s, c in held}
+        elif roles.get(task) == "active" and task not in restoring:
+            out[task] = dict(end)  # it runs the task: its store is the changelog's writer
+        elif task in reported and reported[task] < sum(end.values()):
+            behind, offsets = reported[task], {}
+            for store, _ in held:  # the report sums a task's stores: spread it over them
+                gap = min(end[store], behind)
+                offsets[store], behind = end[store] - gap, behind - gap
+            out[task] = offsets
+    return out

@@ -1,0 +1,136 @@
+"""The operator's pure glue for ``runtime: kafka-streams`` (``segue.operator.kstreams``):
+what each pod holds, from the group report, the plugin's outcome and the agents' pages;
+and every generation answering the group's latest report."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from segue.operator.kstreams.answer import BUSY_PROBE, SETTLED_PROBE, answered
+from segue.operator.kstreams.group import Group
+from segue.operator.kstreams.pods import observe_pods
+from segue.operator.observe.agent import AgentReport, parse_agent_metrics
+from segue.operator.observe.pods import PodState
+from segue.operator.scaling import Published, Roles, World, decide
+from segue.operator.scaling.model import Policy
+from segue.protocol import decode
+from segue.protocol.kstreams import Applied, GroupReport, KafkaStreamsAnswer, topology_of
+
+FIXTURES = Path(__file__).resolve().parents[1] / "contracts" / "kstreams"
+REPORT = GroupReport.model_validate(json.loads((FIXTURES / "report.json").read_text()))
+ENDS = {("wc-counts-changelog", p): 1000 for p in range(3)}
+AGENTS = {
+    "wc-0": AgentReport(("wc-a-StreamThread-1-consumer",)),
+    "wc-1": AgentReport(("wc-b-StreamThread-1-consumer",)),
+    "wc-2": AgentReport(("wc-c-StreamThread-1-consumer",), {("wc-counts-changelog", 1): 40}),
+}
+PUBLISHED = Published(
+    4,
+    {
+        "wc-0": Roles(active=("0_0", "0_1", "1_0", "1_1")),
+        "wc-1": Roles(active=("0_2", "1_2")),
+        "wc-2": Roles(learning=("1_1",)),
+    },
+)
+
+
+def state(name: str) -> PodState:
+    return PodState(name, "Running", "10.0.0.1", True, False, 0, f"uid-{name}", 0.0)
+
+
+def pods(applied: Applied | None, agents: dict[str, AgentReport] = AGENTS) -> dict:
+    states = {n: state(n) for n in ("wc-0", "wc-1", "wc-2", "wc-3")}
+    return observe_pods(states, agents, Group(REPORT, applied), PUBLISHED, ENDS)
+
+
+def test_a_pod_is_a_member_once_the_report_has_a_client_its_agent_names() -> None:
+    seen = pods(Applied(report=REPORT.id, generation=4))
+    assert {n for n, p in seen.items() if p.reporting} == {"wc-0", "wc-1", "wc-2"}
+    assert seen["wc-3"].generation is None  # no agent page, no client
+    assert {seen[n].generation for n in ("wc-0", "wc-1", "wc-2")} == {4}
+
+
+def test_the_applied_generation_gives_the_roles_and_lags_come_from_the_restore_consumer() -> None:
+    seen = pods(Applied(report=REPORT.id, generation=4))
+    assert seen["wc-2"].roles == {"1_1": "learning"}
+    assert seen["wc-2"].offsets["1_1"] == {"counts": 960}  # end 1000, 40 behind
+    assert seen["wc-0"].offsets["1_0"] == {"counts": 1000}  # an active writes its changelog
+    assert seen["wc-0"].offsets["0_0"] == {}  # stateless
+    assert seen["wc-0"].restoring == frozenset()
+
+
+def test_a_fallback_leaves_every_pod_without_a_generation_and_roles_from_the_report() -> None:
+    seen = pods(Applied(report=REPORT.id, fallback="no answer"))
+    assert {p.generation for p in seen.values()} == {None}
+    assert seen["wc-2"].roles == {"1_1": "standby"}  # what its client ran
+    # wc-0's state of 1_2 on disk, as the report's lag says (5400 > end: nothing held)
+    assert "1_2" not in seen["wc-0"].offsets
+
+
+def test_an_active_its_restore_consumer_still_reads_is_restoring() -> None:
+    agents = {
+        **AGENTS,
+        "wc-1": AgentReport(AGENTS["wc-1"].consumers, {("wc-counts-changelog", 2): 7}),
+    }
+    seen = pods(Applied(report=REPORT.id, generation=4), agents)
+    assert seen["wc-1"].restoring == frozenset({"1_2"})
+    assert seen["wc-1"].offsets["1_2"] == {"counts": 993}
+
+
+def test_the_agent_page_parses_and_a_broken_one_is_refused() -> None:
+    page = (
+        'segue_kstreams_consumer_client{client_id="wc-a-StreamThread-1-consumer"} 1\n'
+        'segue_kstreams_restore_lag{topic="wc-counts-changelog",partition="1"} 40\n'
+        "# TYPE segue_kstreams_fallbacks counter\nsegue_kstreams_fallbacks_total 2\n"
+    )
+    got = parse_agent_metrics(page)
+    assert got == AgentReport(
+        ("wc-a-StreamThread-1-consumer",), {("wc-counts-changelog", 1): 40}, 2
+    )
+    with pytest.raises(ValueError, match="partition"):
+        parse_agent_metrics('segue_kstreams_restore_lag{topic="t"} 4\n')
+
+
+def world(published: Published | None, applied: Applied | None) -> World:
+    states = {n: state(n) for n in ("wc-0", "wc-1", "wc-2")}
+    return World(
+        now=1_000.0,
+        app="wc",
+        application_id="wc",
+        replicas=3,
+        policy=Policy(),
+        subtopologies=topology_of(REPORT).subtopologies,
+        partitions={"text": 3, "wc-counts-repartition": 3, "wc-counts-changelog": 3},
+        end_offsets=ENDS,
+        published=published,
+        pods=observe_pods(states, AGENTS, Group(REPORT, applied), published, ENDS),
+    )
+
+
+def test_a_report_nothing_answers_gets_the_generation_in_force_again_renumbered() -> None:
+    w = world(PUBLISHED, Applied(report="older", generation=4))
+    plan = decide(w)
+    clients = {c.process_id: f"wc-{i}" for i, c in enumerate(REPORT.clients)}
+    previous = KafkaStreamsAnswer(answers="older", clients=clients)
+    out = answered(plan, w, Group(REPORT, None), previous, clients)
+    assert out.publish is not None
+    assert out.document is not None
+    document = decode(out.document)
+    assert document.kafka_streams is not None
+    assert document.kafka_streams.answers == REPORT.id
+    assert document.kafka_streams.clients == clients
+    assert document.generation == (plan.publish or PUBLISHED).generation + (plan.publish is None)
+    probe = BUSY_PROBE if plan.busy else SETTLED_PROBE
+    assert document.kafka_streams.followup_at_ms == round((w.now + probe) * 1000)
+    # answered already: nothing more to publish than what the core decided
+    again = answered(plan, w, Group(REPORT, None), document.kafka_streams, clients)
+    assert again.publish == plan.publish
+
+
+def test_no_report_no_answer() -> None:
+    w = world(PUBLISHED, None)
+    plan = decide(w)
+    assert answered(plan, w, Group(None, None), None, {}) is plan
