@@ -65,9 +65,12 @@ crds: venv
 gates: lint typecheck contracts
 
 # The Kafka Streams plugin (kstreams/, docs/kafka-streams.md): its JUnit tests, on the
-# contract fixtures the Python side's tests parse too, and its jar.
+# contract fixtures the Python side's tests parse too, and its jar, built against the oldest
+# Kafka Streams it supports (3.8.1); then the same test classes again, not recompiled, on the
+# newest (4.4.0, the pom's profile newest-kafka). Reports: kstreams/target/surefire-reports/kafka-*.
 kstreams:
 	mvn -q -B -Dmaven.repo.local=$(SEGUE_CACHE)/m2 -f kstreams/pom.xml verify
+	mvn -q -B -Dmaven.repo.local=$(SEGUE_CACHE)/m2 -f kstreams/pom.xml -P newest-kafka surefire:test
 
 lint: venv
 	$(BIN)/ruff check .

@@ -88,6 +88,12 @@ class OperatorMetrics:
             LABELS,
             registry=r,
         )
+        self.kstreams_rebalances = Counter(
+            "segue_operator_kstreams_rebalances",
+            "rebalances of a Kafka Streams app's group (new group reports seen)",
+            LABELS,
+            registry=r,
+        )
         self.errors = Counter(
             "segue_operator_reconcile_errors",
             "reconcile steps that failed",

@@ -28,9 +28,10 @@ from segue.operator.api import GROUP, PLURAL, VERSION, InvalidStreamApp, StreamA
 from segue.operator.autoscale import Sample, SignalBoard, compute, remember
 from segue.operator.history import Seen, step_record
 from segue.operator.kstreams.answer import answered
+from segue.operator.kstreams.seen import GroupsSeen
 from segue.operator.metrics import OperatorMetrics
 from segue.operator.observe import KafkaObserveError, PodState
-from segue.operator.scaling import Plan, decide
+from segue.operator.scaling import Event, Plan, decide
 from segue.operator.settings import OperatorSettings
 from segue.operator.world import Observed, Observer, input_sample
 from segue.protocol import DocumentError
@@ -67,6 +68,7 @@ class Reconciler:
         self._samples: dict[str, tuple[Sample, ...]] = {}  # app uid -> the signal's window
         self.history = HistoryProducer(settings.history_topic, metrics)
         self._seen: dict[str, Seen | None] = {}  # app uid -> its last history record's basis
+        self.groups = GroupsSeen()  # Kafka Streams apps: rebalances counted, fallbacks said
 
     def forget(self, namespace: str, name: str, uid: str) -> None:
         """The app's loop ended: drop what is cached for it."""
@@ -74,6 +76,7 @@ class Reconciler:
         self.observer.forget(uid)
         self._samples.pop(uid, None)
         self._seen.pop(uid, None)
+        self.groups.forget(uid)
         self.signals.remove(namespace, name)
         self.metrics.forget_signal(namespace, name)
 
@@ -121,6 +124,21 @@ class Reconciler:
             return
         if row is not None:
             self.history.send(app.spec.kafka.bootstrap_servers, observed.credentials, row)
+
+    def answer(self, namespace: str, name: str, uid: str, observed: Observed, plan: Plan) -> Plan:
+        """A Kafka Streams app's plan, answering its group's latest report; a rebalance
+        counted, a fallback said (``segue.operator.kstreams``)."""
+        assert observed.group is not None
+        world, group = observed.world, observed.group
+        plan = answered(plan, world, group, observed.answer, observed.clients)
+        news = self.groups.saw(uid, group)
+        if news.rebalanced:
+            self.metrics.kstreams_rebalances.labels(namespace, name).inc()
+        if news.fallback is not None:
+            plan = replace(
+                plan, events=(*plan.events, Event("Warning", "AssignorFallback", news.fallback))
+            )
+        return plan
 
     def step(self, namespace: str, name: str, pods: Mapping[str, PodState]) -> float:
         """One step; the seconds to wait before the next. Raises :class:`Gone`."""
@@ -172,7 +190,7 @@ class Reconciler:
         world = observed.world
         plan = decide(world)
         if observed.group is not None:  # Kafka Streams takes a generation up at a rebalance
-            plan = answered(plan, world, observed.group, observed.answer, observed.clients)
+            plan = self.answer(namespace, name, target.uid, observed, plan)
         try:
             self.actor.carry_out(
                 target,

@@ -53,8 +53,12 @@ def answered(
             return plan
         was = world.published
         publish = Published(was.generation + 1, was.members, was.partition_map)
+    # A client whose pod the generation does not list yet (a joiner the core has not
+    # admitted) is left unmapped: the plugin gives it nothing, and would refuse the answer
     answer = KafkaStreamsAnswer(
-        answers=report.id, clients=dict(clients), followup_at_ms=followup_at_ms(plan, world.now)
+        answers=report.id,
+        clients={c: m for c, m in clients.items() if m in publish.members},
+        followup_at_ms=followup_at_ms(plan, world.now),
     )
     document = to_document(publish, world.application_id).model_copy(
         update={"kafka_streams": answer}

@@ -9,6 +9,7 @@ Without an agent image the operator runs no Kafka Streams pods and says why."""
 
 from __future__ import annotations
 
+import re
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -118,6 +119,31 @@ def diagnose(apps: Apps, operator: OperatorProcess, runner: Any) -> Callable[[],
     return text
 
 
+def rebalances(operator: OperatorProcess) -> int:
+    """The operator's count of the group's rebalances (new reports) so far."""
+    found = re.search(
+        r"^segue_operator_kstreams_rebalances_total\{[^}]*\} (\S+)$", operator.metrics(), re.M
+    )
+    return int(float(found.group(1))) if found else 0
+
+
+def started(
+    kafka: Any,
+    apps: Apps,
+    operator: OperatorProcess,
+    *,
+    runner: Any,
+    tmp_path: Path,
+    classpath: str,
+) -> tuple[Callable[[], str], str, str]:
+    """The app created and balanced on 2 pods: (diagnose, input topic, output topic)."""
+    body, source, output = wordcount(kafka, tmp_path, classpath)
+    apps.create(body)
+    why = diagnose(apps, operator, runner)
+    wait_for("2 pods balanced", lambda: apps.balanced("kwc", 2), 240, why)
+    return why, source, output
+
+
 def exact_string_counts(records: list[Any], sent: dict[str, int]) -> None:
     """Kafka Streams' WordCount writes counts as text; under exactly-once with no cache
     each word's committed counts are exactly 1..n."""
@@ -133,7 +159,10 @@ def exact_string_counts(records: list[Any], sent: dict[str, int]) -> None:
     assert set(counts) <= set(sent), set(counts) - set(sent)
 
 
-def test_a_kafka_streams_app_scales_up_with_learners_and_counts_exactly(  # noqa: PLR0917 (fixtures)
+REPORT: list[str] = []
+
+
+def test_a_kafka_streams_app_scales_up_and_down_with_learners_and_counts_exactly(  # noqa: PLR0917 (fixtures)
     kafka: Any,
     kube_api: Any,
     namespace: str,
@@ -143,12 +172,9 @@ def test_a_kafka_streams_app_scales_up_with_learners_and_counts_exactly(  # noqa
     tmp_path: Path,
     built: tuple[Path, str],
 ) -> None:
-    _, classpath = built
-    body, source, output = wordcount(kafka, tmp_path, classpath)
-    apps.create(body)
-    why = diagnose(apps, ks_operator, pod_runner)
-    wait_for("2 pods balanced", lambda: apps.balanced("kwc", 2), 240, why)
-    core = client.CoreV1Api(kube_api)
+    why, source, output = started(
+        kafka, apps, ks_operator, runner=pod_runner, tmp_path=tmp_path, classpath=built[1]
+    )
     pod = apps.pods("kwc")["kwc-0"]
     assert [c.name for c in pod.spec.init_containers] == ["segue-agent"]
     role = client.RbacAuthorizationV1Api(kube_api).read_namespaced_role("kwc-worker", namespace)
@@ -159,8 +185,17 @@ def test_a_kafka_streams_app_scales_up_with_learners_and_counts_exactly(  # noqa
     producer.start()
     try:
         time.sleep(5)
+        counted = rebalances(ks_operator)
         apps.scale("kwc", 3)
-        wait_for("3 pods balanced", lambda: apps.balanced("kwc", 3), 300, why)
+        up = wait_for("3 pods balanced", lambda: apps.balanced("kwc", 3), 300, why)
+        up_rebalances = rebalances(ks_operator) - counted
+        group = client.CoreV1Api(kube_api).read_namespaced_config_map("kwc-group", namespace)
+        report, applied = decode_report_configmap(group.binary_data), decode_applied(group.data)
+        counted = rebalances(ks_operator)
+        apps.scale("kwc", 2)
+        down = wait_for("2 pods balanced", lambda: apps.balanced("kwc", 2), 300, why)
+        wait_for("kwc-2 gone", lambda: "kwc-2" not in apps.pods("kwc"), 120, why)
+        down_rebalances = rebalances(ks_operator) - counted
     finally:
         sent = merge(before, producer.stop())
     total = sum(sent.values())
@@ -168,12 +203,73 @@ def test_a_kafka_streams_app_scales_up_with_learners_and_counts_exactly(  # noqa
     exact_string_counts(records, sent)
 
     reasons = {reason for reason, _ in apps.events("kwc")}
-    assert {"ScalingUp", "LearnersAssigned", "TaskHandedOver"} <= reasons, why()
-    group = core.read_namespaced_config_map("kwc-group", namespace)
-    report = decode_report_configmap(group.binary_data)
-    applied = decode_applied(group.data)
+    wanted = {"ScalingUp", "LearnersAssigned", "TaskHandedOver", "ScaleDownStarted", "MemberLeft"}
+    assert wanted <= reasons, why()
+    assert "ScaleDownTimeout" not in reasons
     assert report is not None
     assert applied is not None
     assert len(report.clients) == 3
     assert applied.generation is not None, applied  # Segue's answer, not a fallback
-    assert applied.report == report.id
+    REPORT.append(
+        f"2->3 balanced in {up:.1f}s with {up_rebalances} rebalances; "
+        f"3->2 in {down:.1f}s with {down_rebalances} rebalances"
+    )
+    print(REPORT[-1])
+
+
+def test_the_app_keeps_counting_while_the_operator_is_gone_and_segue_takes_over_again(  # noqa: PLR0917 (fixtures)
+    kafka: Any,
+    kube_api: Any,
+    namespace: str,
+    apps: Apps,
+    ks_operator: OperatorProcess,
+    pod_runner: Any,
+    tmp_path: Path,
+    built: tuple[Path, str],
+) -> None:
+    why, source, output = started(
+        kafka, apps, ks_operator, runner=pod_runner, tmp_path=tmp_path, classpath=built[1]
+    )
+    core = client.CoreV1Api(kube_api)
+
+    def applied() -> Any:
+        return decode_applied(core.read_namespaced_config_map("kwc-group", namespace).data)
+
+    before = prefill(kafka, source, 3000)
+    producer = text_input(kafka.bootstrap_servers, source, 60, 100)
+    producer.start()
+    try:
+        time.sleep(3)
+        apps.scale("kwc", 3)
+        wait_for(
+            "learners on kwc-2",
+            lambda: "LearnersAssigned" in {r for r, _ in apps.events("kwc")},
+            120,
+            why,
+        )
+        ks_operator.kill()
+        killed = time.monotonic()
+        # the next rebalance finds nobody to answer: Kafka Streams' own assignor places
+        fell_back = wait_for(
+            "a fallback", lambda: applied() is not None and applied().fallback is not None, 60, why
+        )
+        seen = len(read_committed(kafka.bootstrap_servers, output, lambda r: len(r) > 0, 60))
+        time.sleep(5)
+        later = read_committed(kafka.bootstrap_servers, output, lambda r: len(r) > seen, 60)
+        assert len(later) > seen  # still counting without Segue
+        ks_operator.start()
+        back = wait_for("3 pods balanced", lambda: apps.balanced("kwc", 3), 300, why)
+        outcome = applied()
+        assert outcome is not None
+        assert outcome.generation is not None, outcome  # Segue answers again
+    finally:
+        sent = merge(before, producer.stop())
+    total = sum(sent.values())
+    records = read_committed(kafka.bootstrap_servers, output, lambda r: len(r) >= total, 180)
+    exact_string_counts(records, sent)
+    assert "AssignorFallback" in {r for r, _ in apps.events("kwc")}, why()
+    REPORT.append(
+        f"operator killed mid-scale: fallback {fell_back:.1f}s after the kill, "
+        f"balanced {back:.1f}s after it came back ({time.monotonic() - killed:.0f}s in all)"
+    )
+    print(REPORT[-1])

@@ -130,6 +130,21 @@ def test_a_report_nothing_answers_gets_the_generation_in_force_again_renumbered(
     assert again.publish == plan.publish
 
 
+def test_a_client_whose_pod_the_generation_does_not_list_is_left_unmapped() -> None:
+    """Seen on a real app: after a fallback no pod has a generation, so the core admits no
+    joiner; mapping the joiner's client anyway made the plugin refuse every answer."""
+    w = world(PUBLISHED, Applied(report="older", fallback="no answer"))
+    plan = decide(w)
+    clients = {c.process_id: f"wc-{i}" for i, c in enumerate(REPORT.clients)}
+    clients[REPORT.clients[2].process_id] = "wc-9"  # a pod the generation does not list
+    out = answered(plan, w, Group(REPORT, None), None, clients)
+    assert out.document is not None
+    answer = decode(out.document).kafka_streams
+    assert answer is not None
+    assert "wc-9" not in answer.clients.values()
+    assert len(answer.clients) == 2
+
+
 def test_no_report_no_answer() -> None:
     w = world(PUBLISHED, None)
     plan = decide(w)
