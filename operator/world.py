@@ -25,6 +25,7 @@ from segue.operator.act.status_patch import conditions_from_status, memory_from_
 from segue.operator.api import StreamApp
 from segue.operator.api.names import TEMPLATE_HASH_LABEL
 from segue.operator.autoscale import Sample, inputs
+from segue.operator.kstreams.agents import AgentPages
 from segue.operator.kstreams.group import Group, read_group
 from segue.operator.kstreams.pods import clients, observe_pods
 from segue.operator.observe import (
@@ -35,7 +36,7 @@ from segue.operator.observe import (
     fetch_topology,
     scrape,
 )
-from segue.operator.observe.agent import AgentReport, scrape_agent
+from segue.operator.observe.agent import AgentReport
 from segue.operator.observe.kafka import Credentials
 from segue.operator.scaling import PodObs, Policy, Published, TaskFault, World, from_document
 from segue.operator.settings import OperatorSettings
@@ -77,7 +78,11 @@ def policy(app: StreamApp) -> Policy:
         max_warmup_replicas=s.max_warmup_replicas,
         num_standby_replicas=s.num_standby_replicas,
         scale_down_timeout=float(s.scale_down_timeout_seconds),
-        registration_timeout=float(s.registration_timeout_seconds),
+        # A Kafka Streams member whose process left the group holds nothing Kafka Streams
+        # can run: its tasks go elsewhere at once, as Kafka Streams' own assignor would
+        registration_timeout=(
+            0.0 if app.spec.runtime == "kafka-streams" else float(s.registration_timeout_seconds)
+        ),
         expansion_timeout=float(s.expansion_timeout_seconds),
         balance_tolerance=s.balance_tolerance,
         learner_promotion=s.learner_promotion,
@@ -115,6 +120,7 @@ class Observer:
         self._kafka: dict[tuple[str, Credentials], KafkaView] = {}
         self._topologies: dict[str, tuple[SubTopologyDescription, ...]] = {}
         self._pool = ThreadPoolExecutor(settings.scrape_workers, thread_name_prefix="segue-scrape")
+        self._agents: dict[str, AgentPages] = {}  # app uid -> its Kafka Streams pods' pages
 
     def close(self) -> None:
         self._pool.shutdown(wait=False, cancel_futures=True)
@@ -137,7 +143,7 @@ class Observer:
         name = app.metadata["name"]
         kafka_streams = app.spec.runtime == "kafka-streams"
         reports = {} if kafka_streams else self.scrape(namespace, app, pods)
-        agents = self.agents(namespace, app, pods) if kafka_streams else {}
+        agents = self.agent_pages(namespace, app, uid, pods) if kafka_streams else {}
         assignment = read_assignment(self.core, namespace, name)
         group = read_group(self.core, namespace, name) if kafka_streams else None
         if group is not None:  # the plugin reports the topology at every rebalance
@@ -202,21 +208,12 @@ class Observer:
 
         return {n: r for n, r in self._pool.map(one, live) if r is not None}
 
-    def agents(
-        self, namespace: str, app: StreamApp, states: Mapping[str, PodState]
+    def agent_pages(
+        self, namespace: str, app: StreamApp, uid: str, pods: Mapping[str, PodState]
     ) -> dict[str, AgentReport]:
-        """A Kafka Streams app's pods' agent pages, as :meth:`scrape` reads workers'."""
-        port, timeout = app.spec.metrics_port, self.settings.scrape_timeout
-        live = [s for s in states.values() if s.ip and s.phase == "Running" and not s.terminating]
-
-        def one(state: PodState) -> tuple[str, AgentReport | None]:
-            try:
-                return state.name, scrape_agent(state.ip or "", port, timeout)
-            except ScrapeError as exc:
-                log.debug("no agent page from %s/%s: %s", namespace, state.name, exc)
-                return state.name, None
-
-        return {n: r for n, r in self._pool.map(one, live) if r is not None}
+        pages = self._agents.setdefault(uid, AgentPages(self._pool, self.settings.scrape_timeout))
+        pages.forget({p.uid for p in pods.values()})
+        return pages.read(namespace, app.spec.metrics_port, pods, time.time())
 
     def topology(
         self, key: str, app: StreamApp, states: Mapping[str, PodState], reports: Mapping[str, Any]
@@ -244,6 +241,7 @@ class Observer:
         """Drop what is cached for a StreamApp that is gone."""
         for key in [k for k in self._topologies if k.startswith(f"{uid}/")]:
             del self._topologies[key]
+        self._agents.pop(uid, None)
 
 
 def input_sample(observed: Observed) -> Sample | None:
@@ -265,12 +263,20 @@ def input_sample(observed: Observed) -> Sample | None:
     assigned = [
         t for r in (world.published.members if world.published else {}).values() for t in r.tasks()
     ]
+    processed = {n: inputs.processed(r.processed, by_sub) for n, r in observed.reports.items()}
+    active = sum(inputs.runs_input(r.roles, by_sub) for r in observed.reports.values())
+    if observed.group is not None:
+        # Kafka Streams pods count nothing of their own: what the group committed of its
+        # input is what it processed (exactly once, a record is committed when processed)
+        processed = {"": sum(committed.values())}
+        live = [p for p in world.pods.values() if p.reporting]
+        active = sum(inputs.runs_input(p.roles, by_sub) for p in live)
     return Sample(
         time=world.now,
         log_end=log_end,
         committed=committed,
-        processed={n: inputs.processed(r.processed, by_sub) for n, r in observed.reports.items()},
-        active=sum(inputs.runs_input(r.roles, by_sub) for r in observed.reports.values()),
+        processed=processed,
+        active=active,
         tasks=inputs.input_tasks(assigned, by_sub),
     )
 

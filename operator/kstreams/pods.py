@@ -10,8 +10,8 @@ Segue worker says of itself a Kafka Streams instance does not, so it is assemble
 - *which generation*: the one the plugin last returned (``applied``), for every pod in
   the group; a fallback returned none, and no pod has one until Segue answers again;
 - *what it runs*: the published members when that generation is the applied one, else
-  the tasks the report says the client ran (standbys that the generation calls
-  learners are learners);
+  the tasks the report says the client ran (its standbys then count as standbys: only
+  an active role matters to a handover);
 - *how far each copy is*: the restore consumer's lag per changelog partition (restoring
   actives, standbys, warm-ups), then, for an active the restore consumer no longer reads,
   its changelog end (it writes it), and for state left on disk the report's lag.
@@ -112,7 +112,7 @@ def observe_pods(
 
 def _roles(applied: Published | None, member: str, client: ReportedClient | None) -> dict[str, str]:
     """task -> role on ``member``: the applied generation's, else what the report says
-    its client ran (a standby the published generation calls a learner is one)."""
+    its client ran."""
     if applied is not None:
         r = applied.members.get(member)
         if r is None:

@@ -188,7 +188,10 @@ def not_ready(pod: PodObs | None, published: Published | None) -> str | None:
     if not pod.running:
         return "its pod is not running"
     if not pod.reporting:
-        return "its metrics do not answer"
+        return (
+            "it does not report (its metrics do not answer, or, for Kafka Streams,"
+            " its client is not in the group yet)"
+        )
     if pod.generation is None and published is not None:
         return "it has not read the assignment"
     return None

@@ -1,0 +1,55 @@
+"""Read a Kafka Streams app's pods' agent pages, in parallel, remembering the last good one.
+
+A Segue worker that does not answer a scrape is simply not reporting. A Kafka Streams pod
+is a member as long as the group has its client, which the group report says; its page is
+needed to know *which* client is this pod (the consumers it names). So a page that fails
+once (a slow JVM, a garbage collection) is stood in for by the pod's last good one for up
+to ``STAND_IN`` seconds, and a pod that is away longer, or whose process left the group,
+is absent: its tasks go elsewhere at the next rebalance (``world.policy``).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from concurrent.futures import Executor
+from typing import Final
+
+from segue.operator.observe import PodState, ScrapeError
+from segue.operator.observe.agent import AgentReport, scrape_agent
+
+STAND_IN: Final = 30.0  # seconds a pod's last good page stands in for one that failed
+
+log = logging.getLogger("segue.operator.observe")
+
+
+class AgentPages:
+    def __init__(self, pool: Executor, timeout: float) -> None:
+        self._pool, self._timeout = pool, timeout
+        self._last: dict[str, tuple[float, AgentReport]] = {}  # pod uid -> (read at, page)
+
+    def read(
+        self, namespace: str, port: int, states: Mapping[str, PodState], now: float
+    ) -> dict[str, AgentReport]:
+        """pod name -> its page (or its recent last good one), for the running pods."""
+        live = [s for s in states.values() if s.ip and s.phase == "Running" and not s.terminating]
+
+        def one(state: PodState) -> tuple[PodState, AgentReport | None]:
+            try:
+                return state, scrape_agent(state.ip or "", port, self._timeout)
+            except ScrapeError as exc:
+                log.debug("no agent page from %s/%s: %s", namespace, state.name, exc)
+                return state, None
+
+        out: dict[str, AgentReport] = {}
+        for state, page in self._pool.map(one, live):
+            if page is not None:
+                self._last[state.uid] = (now, page)
+                out[state.name] = page
+            elif (last := self._last.get(state.uid)) is not None and now - last[0] < STAND_IN:
+                out[state.name] = last[1]
+        return out
+
+    def forget(self, uids: set[str]) -> None:
+        """Drop the pages of pods not among ``uids`` (gone)."""
+        self._last = {u: v for u, v in self._last.items() if u in uids}
