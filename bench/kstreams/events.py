@@ -4,7 +4,8 @@
 state or task sets change, ``restored`` for every batch of changelog records loaded into a
 restoring active task or a standby (a KIP-441 warmup is a standby). Its stderr carries the
 assignor's log; :func:`assignor_verdict` reads the one line per rebalance that says whether
-the leader will probe again. Pure: ``kstreams_side`` feeds lines in, ``run`` reads results.
+the leader will probe again. Pure: ``kstreams_side`` feeds lines in, ``run`` reads results;
+:func:`read_log` reads a pod's log file, where both streams meet (``plugin_side``).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 import itertools
 import json
 from collections.abc import Collection
+from dataclasses import dataclass
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
@@ -117,3 +119,39 @@ def restored_records(
         if e.t / 1000 >= since and f"{STATEFUL}{e.partition}" not in old:
             out[e.partition] = out.get(e.partition, 0) + e.records
     return out
+
+
+FALLBACK = "StickyTaskAssignor places"  # the plugin's line when Kafka Streams' assignor places
+
+
+@dataclass(frozen=True)
+class PodLog:
+    """What one instance printed, read back from a file that mixes its stdout (events) with
+    its stderr (the JVM's and Kafka's log): the Kafka Streams + Segue side's pods."""
+
+    tasks: list[TaskEvent]
+    restores: list[RestoreEvent]
+    fallbacks: list[str]  # the plugin's lines saying Kafka Streams' own assignor placed
+    errors: list[str]  # ERROR lines and exceptions, as ``kstreams_side`` collects them
+
+
+def read_log(text: str) -> PodLog:
+    """Events from the lines that start as one (``{"event":``), others kept by kind; an
+    event line that does not parse is an error, quoted, not skipped."""
+    tasks: list[TaskEvent] = []
+    restores: list[RestoreEvent] = []
+    fallbacks: list[str] = []
+    errors: list[str] = []
+    for line in text.splitlines():
+        if line.startswith('{"event":'):
+            try:
+                event = parse_line(line)
+            except BadLine as exc:
+                errors.append(str(exc))
+                continue
+            (tasks if isinstance(event, TaskEvent) else restores).append(event)  # type: ignore[arg-type]
+        elif FALLBACK in line:
+            fallbacks.append(line.strip())
+        elif " ERROR " in line or "Exception" in line:
+            errors.append(line.strip())
+    return PodLog(tasks, restores, fallbacks, errors)

@@ -1,5 +1,5 @@
-"""One run's numbers (:class:`Row`) and the side-by-side table with Segue / Kafka Streams
-ratios, as docs/benchmarks.md shows it."""
+"""One run's numbers (:class:`Row`) and the side-by-side table with the ratios of Segue and
+of Kafka Streams + Segue to Kafka Streams, as docs/benchmarks.md shows it."""
 
 from __future__ import annotations
 
@@ -26,6 +26,8 @@ class Row:
     scaled: float  # the scale request, Unix s
     moves: Moves | None = None  # the counting tasks' handovers
     trace: str = ""  # where the moved tasks' pauses went (Segue: ``trace.table``)
+    rebalances: int | None = None  # the group's rebalances from the request until balanced
+    notes: str = ""  # what else the run says about itself (Kafka Streams + Segue: fallbacks)
 
     @property
     def pause(self) -> float:
@@ -47,6 +49,8 @@ class Row:
             f"pauses: {self.worst()}; all tasks' longest: "
             f"{[round(g, 2) for g, _ in sorted(self.late.pauses.values(), reverse=True)]}"
             + (f"; {self.moves.describe()}" if self.moves else "")
+            + (f"; {self.rebalances} rebalances" if self.rebalances is not None else "")
+            + (f"; {self.notes}" if self.notes else "")
         )
 
 
@@ -70,11 +74,13 @@ def table(rows: list[Row], args: argparse.Namespace) -> str:
         f"WordCount, 6 partitions, {args.words:,} distinct words prefilled, {args.rate:.0f} "
         f"lines/s while scaling; Kafka Streams probing.rebalance.interval.ms={args.probing_ms}; "
         f"late = visible more than {LATE_AFTER:.0f} s after its input; handovers = counting "
-        "tasks that changed hands (the fewest balance needs).\n\n"
+        "tasks that changed hands (the fewest balance needs); rebalances = the group's, from "
+        "the request until balanced (Kafka Streams: its leader's assignor verdicts; Kafka "
+        "Streams + Segue: the operator's count of the plugin's reports).\n\n"
         "| scale | side | run | balanced s | most stateful actives on one instance | "
         "records restored | MB restored | longest pause s | late records | "
-        "counting handovers (needed) | final stateful actives |\n"
-        "|---|---|---|---|---|---|---|---|---|---|---|"
+        "counting handovers (needed) | rebalances | final stateful actives |\n"
+        "|---|---|---|---|---|---|---|---|---|---|---|---|"
     )
     lines = [head]
     for before, after in sorted({(r.before, r.after) for r in rows}):
@@ -89,6 +95,7 @@ def table(rows: list[Row], args: argparse.Namespace) -> str:
                     f"| {before}->{after} | {side} | {n} | {r.balanced:.1f} | {r.peak} | "
                     f"{r.restored_records:,} | {r.restored_bytes / 1e6:.2f} | {r.pause:.2f} | "
                     f"{r.late.late:,} of {r.late.counted:,} | {_handovers(r)} | "
+                    f"{'-' if r.rebalances is None else r.rebalances} | "
                     f"{'/'.join(map(str, sorted(r.final)))} |"
                 )
             m = {
@@ -100,17 +107,22 @@ def table(rows: list[Row], args: argparse.Namespace) -> str:
                 "late": statistics.median(r.late.late for r in runs),
             }
             medians[side] = m
+            counts = [r.rebalances for r in runs if r.rebalances is not None]
+            rebalances = f"{statistics.median(counts):g}" if len(counts) == len(runs) else ""
             if len(runs) > 1:
                 lines.append(
                     f"| {before}->{after} | {side} | median of {len(runs)} | "
                     f"{m['balanced']:.1f} | {m['peak']:g} | {m['records']:,.0f} | "
-                    f"{m['bytes'] / 1e6:.2f} | {m['pause']:.2f} | {m['late']:,.0f} | | |"
+                    f"{m['bytes'] / 1e6:.2f} | {m['pause']:.2f} | {m['late']:,.0f} | | "
+                    f"{rebalances} | |"
                 )
-        s, k = medians.get("Segue"), medians.get("Kafka Streams")
-        if s and k:
-            cells = " | ".join(
-                _ratio(s[key], k[key])
-                for key in ("balanced", "peak", "records", "bytes", "pause", "late")
-            )
-            lines.append(f"| {before}->{after} | Segue / KS | | {cells} | | |")
+        k = medians.get("Kafka Streams")
+        for side, label in (("Segue", "Segue / KS"), ("Kafka Streams + Segue", "KS + Segue / KS")):
+            s = medians.get(side)
+            if s and k:
+                cells = " | ".join(
+                    _ratio(s[key], k[key])
+                    for key in ("balanced", "peak", "records", "bytes", "pause", "late")
+                )
+                lines.append(f"| {before}->{after} | {label} | | {cells} | | | |")
     return "\n".join(lines)

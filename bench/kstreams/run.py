@@ -1,7 +1,8 @@
 """Side by side with Kafka Streams: seed 003's WordCount scaled 2->3 and 3->6 by Kafka
-Streams (its default ``HighAvailabilityTaskAssignor``, static membership, one standby) and
-by Segue, on one broker with identical input and state (docs/benchmarks.md, "Side by side
-with Kafka Streams").
+Streams (its default ``HighAvailabilityTaskAssignor``, static membership, one standby), by
+Segue, and by Kafka Streams + Segue (the same Java app under the operator, placed by Segue's
+KIP-924 plugin: ``plugin_side``), on one broker with identical input and state
+(docs/benchmarks.md, "Side by side with Kafka Streams").
 
 Every run gets fresh topics (6 partitions, as in seed 003): the app starts on the smaller
 count, then ``--words`` distinct words are written (one word a line, keyed by the word) and
@@ -9,9 +10,11 @@ counted, so each counting task holds the same changelog; then steady input at ``
 lines/s, the scale request, and the wait until balanced. Per run: time until balanced, the
 most stateful actives one instance held, changelog records and bytes restored, the longest
 pause of a task's output and the records processed late (``measure``). Counts are checked
-exact. Build the Java side first: ``bash bench/kstreams/run.sh`` does both.
+exact. Build the Java side first: ``bash bench/kstreams/run.sh`` does both (the plugin's
+jar, ``kstreams/``, is built by the driver when the plugin side runs).
 
     .venv/bin/python -m bench.kstreams.run [--words 240000] [--rate 300] [--probing-ms 60000]
+        [--sides kstreams,segue,plugin] [--scales 2:3 3:6] [--runs 1] [--workdir DIR]
 """
 
 from __future__ import annotations
@@ -27,82 +30,22 @@ from typing import Any
 from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
 from bench.operator.cluster import new_namespace, operator_stack
-from segue.stack.apps import SteadyInput
-from tests.operator.e2e import exact_counts, wait_for
+from tests.operator.e2e import wait_for
 from tests.operator.test_e2e_scaling import PARTITIONS
-from tests.worker.harness import create_topics, produce
+from tests.worker.harness import create_topics
 
 from .kstreams_side import KafkaStreamsApp
-from .measure import (
-    Lateness,
-    Seen,
-    TopicReader,
-    input_times,
-    lateness,
-    read_all,
-    record_bytes,
-)
+from .measure import read_all, record_bytes
 from .moves import counting_moves, reports_timeline
+from .plugin_side import run_plugin
 from .report import Row, table
 from .segue_side import SegueApp
 from .trace import parse_operator, parse_worker, trace
 from .trace import table as trace_table
+from .workload import Workload
 
 SCALES = ((2, 3), (3, 6))
-
-
-class Workload:
-    """Input written and output followed for one run."""
-
-    def __init__(self, bootstrap: str, source: str, output: str, args: argparse.Namespace) -> None:
-        self.bootstrap, self.source, self.args = bootstrap, source, args
-        self.reader = TopicReader(bootstrap, output, PARTITIONS)
-        self.reader.start()
-        self.sent: dict[str, int] = {}
-        self.steady: SteadyInput | None = None
-        self.outputs: list[Seen] = []
-        self.started = self.stopped = 0.0
-
-    def prefill(self) -> None:
-        words = [f"w{i}" for i in range(self.args.words)]
-        produce(self.bootstrap, self.source, ((w, w) for w in words))
-        self.sent = dict.fromkeys(words, 1)
-        self.reader.wait_for(len(words), 900)
-
-    def up_to_scale(self, scale: Callable[[], None]) -> float:
-        """Prefill, steady input, then ``scale()``; when it was asked (Unix s)."""
-        self.prefill()
-        time.sleep(self.args.settle)
-        self.start_steady()
-        time.sleep(self.args.settle)
-        scaled = time.time()
-        scale()
-        return scaled
-
-    def start_steady(self) -> None:
-        n = self.args.words
-
-        def line(i: int) -> tuple[str, str, str]:
-            word = f"w{(i * 7919) % n}"
-            return word, word, word
-
-        self.steady = SteadyInput(
-            self.bootstrap, self.source, self.args.rate, line, partitioner="murmur2_random"
-        )
-        self.steady.start()
-        self.started = time.time()
-
-    def finish(self, scaled: float) -> Lateness:
-        assert self.steady is not None
-        for word, n in self.steady.stop().items():
-            self.sent[word] = self.sent.get(word, 0) + n
-        self.stopped = time.time()
-        self.reader.wait_for(sum(self.sent.values()), 600)
-        time.sleep(1)
-        outputs = self.outputs = self.reader.stop()
-        exact_counts([(o.partition, 0, o.key, o.value) for o in outputs], self.sent)
-        times = input_times(read_all(self.bootstrap, self.source, PARTITIONS))
-        return lateness(outputs, times, self.started, scaled, self.stopped)
+SIDES = ("segue", "kstreams", "plugin")
 
 
 def run_kstreams(stack: Any, args: argparse.Namespace, before: int, after: int, work: Path) -> Row:
@@ -127,6 +70,7 @@ def run_kstreams(stack: Any, args: argparse.Namespace, before: int, after: int, 
             return found is not None
 
         wait_for(f"{after} instances balanced", balanced, timeout, app.failures)
+        rebalances = sum(1 for i in app.instances for t, _ in i.verdicts if t >= scaled)
         time.sleep(args.settle)
         late = load.finish(scaled)
         restored = app.restored(scaled)
@@ -147,6 +91,7 @@ def run_kstreams(stack: Any, args: argparse.Namespace, before: int, after: int, 
         app.final_stateful(),
         scaled,
         moves,
+        rebalances=rebalances,
     )
 
 
@@ -227,6 +172,8 @@ def main(args: argparse.Namespace, say: Callable[[str], None]) -> list[Row]:
             work.mkdir(parents=True)
             if side == "segue":
                 row = run_segue(stack, api, args, before=before, after=after, work=work)
+            elif side == "plugin":
+                row = run_plugin(stack, api, args, before=before, after=after, work=work)
             else:
                 row = run_kstreams(stack, args, before, after, work)
             rows.append(row)
@@ -242,6 +189,13 @@ def _scale(text: str) -> tuple[int, int]:
     if not (before.isdigit() and after.isdigit() and 0 < int(before) < int(after)):
         raise argparse.ArgumentTypeError(f"scale {text!r}: expected FROM:TO with 0 < FROM < TO")
     return int(before), int(after)
+
+
+def _sides(text: str) -> list[str]:
+    sides = [s for s in text.split(",") if s]
+    if not sides or not set(sides) <= set(SIDES):
+        raise argparse.ArgumentTypeError(f"sides {text!r}: expected some of {', '.join(SIDES)}")
+    return sides
 
 
 def cli() -> None:
@@ -262,7 +216,11 @@ def cli() -> None:
         "--scales", type=_scale, nargs="+", default=list(SCALES), help="e.g. 2:3 3:6 (default)"
     )
     parser.add_argument(
-        "--sides", nargs="+", choices=("segue", "kstreams"), default=["segue", "kstreams"]
+        "--sides",
+        type=_sides,
+        nargs="+",
+        default=[list(SIDES)],
+        help="of segue, kstreams, plugin (Kafka Streams + Segue); comma- or space-separated",
     )
     parser.add_argument(
         "--workdir", type=Path, help="keep the instances' and the operator's logs here"
@@ -270,6 +228,7 @@ def cli() -> None:
     parser.add_argument("--runs", type=int, default=1, help="runs of each side and scale")
     parser.add_argument("--markdown", type=Path, help="also write the table here")
     args = parser.parse_args()
+    args.sides = list(dict.fromkeys(s for group in args.sides for s in group))
     rows = main(args, print)
     text = table(rows, args)
     print(text)

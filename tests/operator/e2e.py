@@ -138,11 +138,15 @@ def wait_for(
     return time.monotonic() - start
 
 
-def exact_counts(records: list[Any], sent: dict[str, int]) -> None:
-    """WordCount under exactly-once: each word's committed counts are exactly 1..n."""
+def exact_counts(
+    records: list[Any], sent: dict[str, int], count: Callable[[bytes], int] | None = None
+) -> None:
+    """WordCount under exactly-once: each word's committed counts are exactly 1..n.
+    ``count`` reads a value (default: Segue's WordCount, a big-endian integer)."""
+    read = count or (lambda value: int.from_bytes(value, "big", signed=True))
     counts: dict[str, list[int]] = {}
     for _, _, key, value in records:
-        counts.setdefault(key.decode(), []).append(int.from_bytes(value, "big", signed=True))
+        counts.setdefault(key.decode(), []).append(read(value))
     for word, n in sent.items():
         got = sorted(counts.get(word, []))
         assert got == list(range(1, n + 1)), (

@@ -28,8 +28,8 @@ from tests.kstreams import app as kstreams_app
 from tests.operator.test_e2e_health import degraded
 from tests.worker.harness import create_topics, read_committed
 
-from .e2e import OperatorProcess, streamapp, wait_for
-from .test_e2e_scaling import merge, prefill
+from .e2e import OperatorProcess, exact_counts, streamapp, wait_for
+from .test_e2e_scaling import diagnose, merge, prefill
 
 pytestmark = [pytest.mark.e2e, pytest.mark.kstreams, pytest.mark.timeout(900)]
 PARTITIONS = 6
@@ -106,22 +106,6 @@ def wordcount(kafka: Any, tmp_path: Path, classpath: str) -> tuple[dict[str, Any
     return body, source, output
 
 
-def diagnose(apps: Apps, operator: OperatorProcess, runner: Any) -> Callable[[], str]:
-    def text() -> str:
-        pods = []
-        for name, pod in sorted(apps.pods("kwc").items()):
-            path = runner.log_path(apps.namespace, name, pod.metadata.uid, "worker")
-            tail = path.read_text(errors="replace")[-2500:] if path and path.exists() else ""
-            pods.append(f"--- {name} {pod.status.phase} {pod.status.pod_ip}\n{tail}")
-        return (
-            f"status: {apps.status('kwc')}\nevents: {apps.events('kwc')[-15:]}\n"
-            + "\n".join(pods)
-            + f"\n--- operator\n{operator.logs()[-6000:]}"
-        )
-
-    return text
-
-
 def rebalances(operator: OperatorProcess) -> int:
     """The operator's count of the group's rebalances (new reports) so far."""
     found = re.search(
@@ -130,36 +114,27 @@ def rebalances(operator: OperatorProcess) -> int:
     return int(float(found.group(1))) if found else 0
 
 
-def started(
+@pytest.fixture
+def kwc(  # noqa: PLR0917 (fixtures)
     kafka: Any,
     apps: Apps,
-    operator: OperatorProcess,
-    *,
-    runner: Any,
+    ks_operator: OperatorProcess,
+    pod_runner: Any,
     tmp_path: Path,
-    classpath: str,
+    built: tuple[Path, str],
 ) -> tuple[Callable[[], str], str, str]:
     """The app created and balanced on 2 pods: (diagnose, input topic, output topic)."""
-    body, source, output = wordcount(kafka, tmp_path, classpath)
+    body, source, output = wordcount(kafka, tmp_path, built[1])
     apps.create(body)
-    why = diagnose(apps, operator, runner)
+    why = diagnose(apps, "kwc", ks_operator, pod_runner)
     wait_for("2 pods balanced", lambda: apps.balanced("kwc", 2), 240, why)
     return why, source, output
 
 
 def exact_string_counts(records: list[Any], sent: dict[str, int]) -> None:
-    """Kafka Streams' WordCount writes counts as text; under exactly-once with no cache
-    each word's committed counts are exactly 1..n."""
-    counts: dict[str, list[int]] = {}
-    for _, _, key, value in records:
-        counts.setdefault(key.decode(), []).append(int(value.decode()))
-    for word, n in sent.items():
-        got = sorted(counts.get(word, []))
-        assert got == list(range(1, n + 1)), (
-            f"{word}: {len(got)} counts for {n} lines; off by: "
-            f"{sorted(set(range(1, n + 1)) ^ set(got))[:10]}"
-        )
-    assert set(counts) <= set(sent), set(counts) - set(sent)
+    """Kafka Streams' WordCount writes counts as text (its record cache is off: every count
+    is written, so under exactly-once each word's are exactly 1..n)."""
+    exact_counts(records, sent, lambda value: int(value.decode()))
 
 
 REPORT: list[str] = []
@@ -182,13 +157,9 @@ def test_a_kafka_streams_app_scales_2_3_6_3_survives_a_killed_pod_and_counts_exa
     namespace: str,
     apps: Apps,
     ks_operator: OperatorProcess,
-    pod_runner: Any,
-    tmp_path: Path,
-    built: tuple[Path, str],
+    kwc: tuple[Callable[[], str], str, str],
 ) -> None:
-    why, source, output = started(
-        kafka, apps, ks_operator, runner=pod_runner, tmp_path=tmp_path, classpath=built[1]
-    )
+    why, source, output = kwc
     pod = apps.pods("kwc")["kwc-0"]
     assert [c.name for c in pod.spec.init_containers] == ["segue-agent"]
     role = client.RbacAuthorizationV1Api(kube_api).read_namespaced_role("kwc-worker", namespace)
@@ -288,13 +259,9 @@ def test_the_app_keeps_counting_while_the_operator_is_gone_and_segue_takes_over_
     namespace: str,
     apps: Apps,
     ks_operator: OperatorProcess,
-    pod_runner: Any,
-    tmp_path: Path,
-    built: tuple[Path, str],
+    kwc: tuple[Callable[[], str], str, str],
 ) -> None:
-    why, source, output = started(
-        kafka, apps, ks_operator, runner=pod_runner, tmp_path=tmp_path, classpath=built[1]
-    )
+    why, source, output = kwc
     core = client.CoreV1Api(kube_api)
 
     def applied() -> Any:

@@ -75,7 +75,9 @@ SECRETS = {"creds": {"password": b"s3cret"}}
 SERVICE = podspec.service_env("127.0.0.1", 6443)
 
 
-def env_of(container: Obj, the_pod: Obj | None = None) -> dict[str, str]:
+def env_of(
+    container: Obj, the_pod: Obj | None = None, pod_root: str | None = None
+) -> dict[str, str]:
     return podspec.container_env(
         the_pod or pod(containers=[container]),
         container,
@@ -85,6 +87,7 @@ def env_of(container: Obj, the_pod: Obj | None = None) -> dict[str, str]:
         pod_ip="127.0.9.9",
         host_ip="127.0.0.1",
         allocatable={"cpu": "2", "memory": "4Gi"},
+        pod_root=pod_root,
     )
 
 
@@ -536,17 +539,7 @@ def test_a_path_under_segue_pod_root_is_the_mounts_host_path_here_and_absolute_e
             {"name": "JAVA_TOOL_OPTIONS", "value": "-javaagent:$(SEGUE_POD_ROOT)/segue/a.jar"},
         ],
     }
-    here = podspec.container_env(
-        pod(containers=[container]),
-        container,
-        config_maps=CONFIG.get,
-        secrets=SECRETS.get,
-        service=SERVICE,
-        pod_ip="127.0.9.9",
-        host_ip="127.0.0.1",
-        allocatable={},
-        pod_root="/runner/pods/p/rootfs/c",
-    )
+    here = env_of(container, pod_root="/runner/pods/p/rootfs/c")
     assert here["JAVA_TOOL_OPTIONS"] == "-javaagent:/runner/pods/p/rootfs/c/segue/a.jar"
     # a kubelet that knows no pod root expands the empty variable: the path in the image
     assert env_of(container)["JAVA_TOOL_OPTIONS"] == "-javaagent:/segue/a.jar"

@@ -1,5 +1,8 @@
 package segue.bench;
 
+import java.io.Reader;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.HashMap;
 import java.util.Locale;
@@ -40,8 +43,11 @@ import org.apache.kafka.streams.processor.TaskId;
  * (StateRestoreListener) or a standby/warmup (StandbyUpdateListener). The assignor's own log
  * (slf4j-simple, stderr) says when the probing rebalances stop.
  *
- * Arguments, as key=value: bootstrap, application, input, output, instance, state-dir,
- * probing-ms.
+ * Arguments, as key=value: bootstrap, application, input, output, probing-ms, and, each
+ * optional: instance (the group.instance.id of static membership; without it the instance
+ * is a dynamic member), state-dir, and properties (a properties file read last, whose
+ * settings override the ones above: how the Kafka Streams + Segue side sets
+ * task.assignor.class and state.dir).
  */
 public final class WordCountInstance {
     private WordCountInstance() {}
@@ -68,7 +74,9 @@ public final class WordCountInstance {
         Properties props = new Properties();
         props.put(StreamsConfig.APPLICATION_ID_CONFIG, args.get("application"));
         props.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, args.get("bootstrap"));
-        props.put(StreamsConfig.STATE_DIR_CONFIG, args.get("state-dir"));
+        if (args.containsKey("state-dir")) {
+            props.put(StreamsConfig.STATE_DIR_CONFIG, args.get("state-dir"));
+        }
         props.put(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, StreamsConfig.EXACTLY_ONCE_V2);
         props.put(StreamsConfig.NUM_STANDBY_REPLICAS_CONFIG, 1);
         props.put(StreamsConfig.PROBING_REBALANCE_INTERVAL_MS_CONFIG, Long.parseLong(args.get("probing-ms")));
@@ -77,7 +85,14 @@ public final class WordCountInstance {
         props.put(StreamsConfig.DEFAULT_KEY_SERDE_CLASS_CONFIG, Serdes.StringSerde.class);
         props.put(StreamsConfig.DEFAULT_VALUE_SERDE_CLASS_CONFIG, Serdes.StringSerde.class);
         // Static membership: Kafka Streams appends the thread's index to this id.
-        props.put(ConsumerConfig.GROUP_INSTANCE_ID_CONFIG, instance);
+        if (instance != null) {
+            props.put(ConsumerConfig.GROUP_INSTANCE_ID_CONFIG, instance);
+        }
+        if (args.containsKey("properties")) {
+            try (Reader file = Files.newBufferedReader(Path.of(args.get("properties")))) {
+                props.load(file);
+            }
+        }
 
         StreamsBuilder builder = new StreamsBuilder();
         KStream<String, String> source = builder.stream(args.get("input"));
