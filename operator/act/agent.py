@@ -19,12 +19,12 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from segue.podenv import POD_ROOT_ENV as POD_ROOT
 from segue.protocol.names import ENV_STATE_DIR, HEALTH_PATH
 
 AGENT_VOLUME = "segue-agent"
 AGENT_DIR = "/segue/agent"  # where the app container sees the copied jar
 AGENT_FILE = "segue-kstreams.jar"
-POD_ROOT = "SEGUE_POD_ROOT"
 JAVA_OPTIONS = "JAVA_TOOL_OPTIONS"
 _ROOTED = f"$({POD_ROOT})"
 # The init container's own needs: one file copied

@@ -26,6 +26,8 @@ from typing import Any
 
 from kubernetes.utils import parse_quantity as _parse_quantity
 
+from segue.podenv import POD_ROOT_ENV as POD_ROOT  # where the runner shows a container its mounts
+
 Obj = dict[str, Any]
 # A ConfigMap's or Secret's data by name, None when the object does not exist.
 Lookup = Callable[[str], Mapping[str, bytes] | None]
@@ -42,7 +44,6 @@ BASE_ENV_ALLOWLIST = (
     "SEGUE_CACHE",
     "TMPDIR",
 )
-POD_ROOT = "SEGUE_POD_ROOT"  # where the runner shows a container its mounts
 parse_quantity: Callable[[str], Decimal] = _parse_quantity
 _FIELD_KEY = re.compile(r"^metadata\.(labels|annotations)\['(.*)'\]$")
 

@@ -220,3 +220,40 @@ def test_a_merge_patch_nulls_what_is_gone_at_every_level() -> None:
         "b": {"c": 3, "d": None},
         "e": [2],
     }
+
+
+def test_a_kafka_streams_pod_gets_the_agent_and_keeps_the_users_java_options() -> None:
+    from segue.operator.act import agent
+
+    template = {
+        "image": "my-app:1",
+        "command": ["java", "-jar", "app.jar"],
+        "env": [{"name": "JAVA_TOOL_OPTIONS", "value": "-Xmx1g"}],
+    }
+    the_spec = spec(runtime="kafka-streams", template=template)
+    built = objects.pod("wc", "uid-1", "wc-0", the_spec)
+    pod = agent.with_agent(
+        built, image="segue:1", jar="/opt/segue/a.jar", metrics_port=9400, security={}
+    )
+    assert built["spec"].get("initContainers") is None  # a new dict: the input is kept
+    init = pod["spec"]["initContainers"][0]
+    assert init["image"] == "segue:1"
+    assert init["command"] == [
+        "cp",
+        "/opt/segue/a.jar",
+        "$(SEGUE_POD_ROOT)/segue/agent/segue-kstreams.jar",
+    ]
+    container = pod["spec"]["containers"][0]
+    names = [e["name"] for e in container["env"]]
+    assert names[0] == "SEGUE_POD_ROOT"  # defined before anything expands it
+    env = env_of(pod)
+    assert env["SEGUE_POD_ROOT"]["value"] == ""
+    assert env["JAVA_TOOL_OPTIONS"]["value"] == (
+        "-javaagent:$(SEGUE_POD_ROOT)/segue/agent/segue-kstreams.jar -Xmx1g"
+    )
+    assert env["SEGUE_STATE_DIR"]["value"].startswith("$(SEGUE_POD_ROOT)/")
+    assert {"name": "segue-agent", "emptyDir": {}} in pod["spec"]["volumes"]
+    for probe in ("readinessProbe", "livenessProbe"):
+        assert container[probe]["httpGet"] == {"path": "/healthz", "port": 9400}
+    # the runtime is part of what rolls the pods; Segue's own apps keep their hash
+    assert objects.template_hash(the_spec) != objects.template_hash(spec())
