@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 import time
 import urllib.error
+import urllib.request
 import uuid
 from collections import Counter
 from pathlib import Path
@@ -100,6 +101,9 @@ def test_without_the_operator_the_app_falls_back_and_counts_exactly(
         clients = re.findall(r'segue_kstreams_consumer_client\{client_id="([^"]+)"\} 1', text)
         assert clients, text
         assert all(c.startswith(application) and c.endswith("-consumer") for c in clients)
+        # a running client is healthy (one in ERROR fails the probes: EndpointTest)
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=5) as reply:
+            assert (reply.status, reply.read()) == (200, b"ok\n")
         fallbacks = re.search(r"^segue_kstreams_fallbacks_total (\d+)$", text, re.M)
         assert fallbacks is not None, text
         assert int(fallbacks.group(1)) >= 1, text

@@ -47,7 +47,10 @@ final class Endpoint {
         host == null ? new InetSocketAddress(port) : new InetSocketAddress(host, port);
     HttpServer server = HttpServer.create(address, 0);
     server.createContext(METRICS_PATH, exchange -> reply(exchange, render()));
-    server.createContext(HEALTH_PATH, exchange -> reply(exchange, "ok\n"));
+    server.createContext(HEALTH_PATH, exchange -> {
+      String failed = failedClients(ManagementFactory.getPlatformMBeanServer());
+      reply(exchange, failed.isEmpty() ? 200 : 503, failed.isEmpty() ? "ok\n" : failed + "\n");
+    });
     server.setExecutor(Executors.newSingleThreadExecutor(r -> {
       Thread thread = new Thread(r, "segue-endpoint");
       thread.setDaemon(true);
@@ -71,6 +74,28 @@ final class Endpoint {
         .append(lag).append('\n'));
     out.append("# TYPE ").append(FALLBACKS).append(" counter\n");
     out.append(FALLBACKS).append(' ').append(SegueTaskAssignor.fallbacks()).append('\n');
+    return out.toString();
+  }
+
+  /**
+   * Kafka Streams clients of this JVM in ERROR (or on their way there), named with their
+   * state; empty when none is. A client in ERROR has stopped its threads for good while the
+   * JVM may live on: the probes must see it, so the pod is restarted as a crashed one would
+   * be. No client yet (the app is starting) is healthy.
+   */
+  static String failedClients(MBeanServer jmx) {
+    StringBuilder out = new StringBuilder();
+    for (ObjectName name : jmx.queryNames(pattern("kafka.streams:type=stream-metrics,*"), null)) {
+      try {
+        Object state = jmx.getAttribute(name, "state");
+        if (state != null && state.toString().contains("ERROR")) {
+          out.append(out.length() == 0 ? "" : "; ").append("kafka streams client ")
+              .append(name.getKeyProperty("client-id")).append(" is ").append(state);
+        }
+      } catch (Exception e) {  // closed between the query and the read, or no such gauge
+        continue;
+      }
+    }
     return out.toString();
   }
 
@@ -122,9 +147,13 @@ final class Endpoint {
   }
 
   private static void reply(HttpExchange exchange, String body) throws IOException {
+    reply(exchange, 200, body);
+  }
+
+  private static void reply(HttpExchange exchange, int status, String body) throws IOException {
     byte[] bytes = body.getBytes(StandardCharsets.UTF_8);
     exchange.getResponseHeaders().set("Content-Type", "text/plain; version=0.0.4");
-    exchange.sendResponseHeaders(200, bytes.length);
+    exchange.sendResponseHeaders(status, bytes.length);
     try (OutputStream os = exchange.getResponseBody()) {
       os.write(bytes);
     }
