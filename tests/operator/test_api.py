@@ -213,3 +213,13 @@ def test_crd_schema_is_structural() -> None:
     quantity = template["resources"]["properties"]["requests"]["additionalProperties"]
     assert quantity["x-kubernetes-int-or-string"] is True
     assert "type" not in quantity
+
+
+def test_the_kafka_streams_manifest_in_the_docs_is_a_valid_streamapp() -> None:
+    """docs/kafka-streams.md, "The StreamApp": what a user copies must be accepted."""
+    text = (Path(__file__).resolve().parents[2] / "docs" / "kafka-streams.md").read_text()
+    section = text.split("### The StreamApp", 1)[1]
+    block = section.split("```yaml\n", 1)[1].split("```", 1)[0]
+    app = StreamApp.from_object(yaml.safe_load(block))
+    assert app.spec.runtime == "kafka-streams"
+    assert app.spec.topology is None  # the plugin reports it
