@@ -31,7 +31,7 @@ from segue.operator.kstreams.answer import answered
 from segue.operator.kstreams.seen import GroupsSeen
 from segue.operator.metrics import OperatorMetrics
 from segue.operator.observe import KafkaObserveError, PodState
-from segue.operator.scaling import Event, Plan, decide
+from segue.operator.scaling import Plan, decide
 from segue.operator.settings import OperatorSettings
 from segue.operator.world import Observed, Observer, input_sample
 from segue.protocol import DocumentError
@@ -131,13 +131,11 @@ class Reconciler:
         assert observed.group is not None
         world, group = observed.world, observed.group
         plan = answered(plan, world, group, observed.answer, observed.clients)
-        news = self.groups.saw(uid, group)
+        news = self.groups.saw(uid, group, world.published is not None)
         if news.rebalanced:
             self.metrics.kstreams_rebalances.labels(namespace, name).inc()
         if news.fallback is not None:
-            plan = replace(
-                plan, events=(*plan.events, Event("Warning", "AssignorFallback", news.fallback))
-            )
+            plan = replace(plan, events=(*plan.events, news.fallback))
         return plan
 
     def step(self, namespace: str, name: str, pods: Mapping[str, PodState]) -> float:

@@ -149,3 +149,23 @@ def test_no_report_no_answer() -> None:
     w = world(PUBLISHED, None)
     plan = decide(w)
     assert answered(plan, w, Group(None, None), None, {}) is plan
+
+
+def test_a_rebalance_is_counted_once_and_a_fallback_said_once() -> None:
+    from segue.operator.kstreams.seen import GroupsSeen
+
+    seen = GroupsSeen()
+    fell_back = Applied(report=REPORT.id, fallback="no answer within 5000 ms")
+    first = seen.saw("uid", Group(REPORT, fell_back), published=False)
+    assert not first.rebalanced  # the first report seen is not counted: it may be old
+    assert first.fallback is not None
+    # before Segue's first generation a fallback is how an app starts: said, not warned
+    assert (first.fallback.type, first.fallback.reason) == ("Normal", "AssignorFallback")
+    again = seen.saw("uid", Group(REPORT, fell_back), published=True)
+    assert again.fallback is None  # said once per report
+    later = REPORT.model_copy(update={"id": "later"})
+    news = seen.saw("uid", Group(later, Applied(report="later", fallback="refused")), True)
+    assert news.rebalanced
+    assert news.fallback is not None
+    assert news.fallback.type == "Warning"
+    assert "refused" in news.fallback.message
