@@ -34,7 +34,6 @@ from pathlib import Path
 from typing import Any
 
 from bench.operator.cluster import new_namespace
-from segue.operator.api import GROUP, PLURAL, VERSION
 from segue.protocol.kstreams import decode_applied
 from segue.protocol.names import group_configmap
 from segue.stack.apps import Apps
@@ -47,6 +46,7 @@ from .kstreams_side import LOGGING, classpath
 from .measure import read_all, record_bytes
 from .moves import counting_moves, reports_timeline
 from .report import Row
+from .segue_side import delete_app
 from .workload import Workload
 
 NAME = "kwc"
@@ -184,15 +184,7 @@ class PluginApp:
 
     def stop(self) -> None:
         """Delete the app (its pods go) while the operator still runs its finalizer."""
-        try:
-            self.apps.custom.delete_namespaced_custom_object(
-                GROUP, VERSION, self.apps.namespace, PLURAL, NAME
-            )
-            deadline = time.monotonic() + 60
-            while (self.apps.exists(NAME) or self.apps.pods(NAME)) and time.monotonic() < deadline:
-                time.sleep(0.5)
-        finally:
-            self.operator.stop()
+        delete_app(self.apps, self.operator)
 
 
 def run_plugin(

@@ -131,6 +131,18 @@ def stateful_actives(report: WorkerReport) -> int:
     return sum(1 for t, role in report.roles.items() if role == "active" and t.startswith(STATEFUL))
 
 
+def delete_app(apps: Apps, operator: Any) -> None:
+    """Delete the bench's StreamApp and wait for its pods to go while ``operator`` still
+    runs its finalizer; then stop the operator."""
+    try:
+        apps.custom.delete_namespaced_custom_object(GROUP, VERSION, apps.namespace, PLURAL, NAME)
+        deadline = time.monotonic() + 60
+        while (apps.exists(NAME) or apps.pods(NAME)) and time.monotonic() < deadline:
+            time.sleep(0.5)
+    finally:
+        operator.stop()
+
+
 class SegueApp:
     """One StreamApp under a fresh operator in its own namespace."""
 
@@ -208,12 +220,4 @@ class SegueApp:
         self.watch.stop()
         self.generations.stop()
         self.usage.stop()
-        try:
-            self.apps.custom.delete_namespaced_custom_object(
-                GROUP, VERSION, self.apps.namespace, PLURAL, NAME
-            )
-            deadline = time.monotonic() + 60
-            while (self.apps.exists(NAME) or self.apps.pods(NAME)) and time.monotonic() < deadline:
-                time.sleep(0.5)
-        finally:
-            self.operator.stop()
+        delete_app(self.apps, self.operator)

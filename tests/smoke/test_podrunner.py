@@ -450,7 +450,8 @@ WRITE_INIT = """
 WRITE_IP = """
     import os, pathlib
     shared = pathlib.Path(os.environ["SEGUE_POD_ROOT"], "shared")
-    (shared / "sidecar-ip").write_text(os.environ["POD_IP"])
+    (shared / "sidecar-ip.tmp").write_text(os.environ["POD_IP"])
+    (shared / "sidecar-ip.tmp").rename(shared / "sidecar-ip")  # the main container polls for it
 """
 
 
