@@ -91,6 +91,7 @@ class Reconciler:
             sample = input_sample(observed)
         except KafkaObserveError as exc:
             log.warning("%s/%s: no autoscaling sample: %s", namespace, name, exc)
+            self.signals.mark_unknown(namespace, name, f"Kafka unavailable: {exc}")
             return
         if sample is None:
             return
@@ -181,6 +182,7 @@ class Reconciler:
             self.metrics.errors.labels(namespace, name, type(exc).__name__).inc()
             log.warning("%s/%s: Kafka unavailable: %s", namespace, name, exc)
             self.actor.refuse(target, "KafkaUnavailable", str(exc), time.time())
+            self.signals.mark_unknown(namespace, name, f"Kafka unavailable: {exc}")
             return self.settings.error_backoff
         target = replace(target, app=app, secret_keys=observed.secret_keys)
         self.signal(namespace, app, target.uid, observed)

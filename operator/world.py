@@ -155,7 +155,7 @@ class Observer:
         secret = credentials(self.core, namespace, app)
         view = self.kafka(app.spec.kafka.bootstrap_servers, secret)
         topics = sorted({t for s in subs or () for t in (*s.source_topics, *s.changelog_topics)})
-        partitions = view.partitions(topics) if topics else {}
+        partitions, replication = view.layout(topics) if topics else ({}, None)
         changelogs = {
             t: partitions[t] for s in subs or () for t in s.changelog_topics if t in partitions
         }
@@ -179,6 +179,7 @@ class Observer:
             conditions=conditions_from_status(app.status),
             topology_error=topology_error,
             template_hash=template_hash(app.spec),
+            replication=replication,
         )
         return Observed(
             world,

@@ -7,15 +7,17 @@ start it through :class:`LocalStack`. Binaries come from ``stack/install/*.sh``
 
 - ``paths``: where the cache and the pinned binaries are;
 - ``process``: one supervised child process (start, wait ready, stop, log tail);
-- ``kafka``: a single-node KRaft broker;
+- ``kafka``: one KRaft node (alone, a single-node cluster);
+- ``kafka_cluster``: several nodes as one replicated cluster (``--brokers 3``);
 - ``certs`` and ``kube``: etcd, kube-apiserver, kube-controller-manager, kubeconfig;
 - ``kubelet/``: the pod runner;
 - ``localstack``: all of it together, with the order and the teardown.
 """
 
 from segue.stack.kafka import KafkaBroker
+from segue.stack.kafka_cluster import KafkaCluster
 from segue.stack.kube import KubeControlPlane
 from segue.stack.localstack import LocalStack
 from segue.stack.process import StackError
 
-__all__ = ["KafkaBroker", "KubeControlPlane", "LocalStack", "StackError"]
+__all__ = ["KafkaBroker", "KafkaCluster", "KubeControlPlane", "LocalStack", "StackError"]

@@ -28,6 +28,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "names)",
     )
     up.add_argument(
+        "--brokers",
+        type=_brokers,
+        default=1,
+        help="Kafka brokers (default %(default)s): 3 is a replicated cluster (replication "
+        "factor 3, min.insync.replicas 2), the first broker on --kafka-port",
+    )
+    up.add_argument(
         "--kubeconfig",
         type=Path,
         help="add the stack as kubectl's current context (segue-local) to this file until "
@@ -61,10 +68,20 @@ def configure(parser: argparse.ArgumentParser) -> None:
     demo.add_argument("--partitions", type=int, help="input topic partitions (default 6)")
     demo.add_argument("--settle-timeout", type=float, help="seconds a step may take to settle")
     demo.add_argument(
+        "--brokers", type=_brokers, help="Kafka brokers, 1 or 3 (default 3; --quick: 1)"
+    )
+    demo.add_argument(
         "--plain",
         action="store_true",
         help="print lines, no live view (the default off a terminal)",
     )
+
+
+def _brokers(text: str) -> int:
+    count = int(text) if text.isdigit() else 0
+    if count not in {1, 3}:  # a quorum of 2 survives no loss; 1 or 3 is what to run
+        raise argparse.ArgumentTypeError(f"--brokers {text!r}: 1 or 3")
+    return count
 
 
 def run(args: argparse.Namespace) -> int:
@@ -88,6 +105,7 @@ def _up(args: argparse.Namespace) -> int:
             with_kafka=not args.no_kafka,
             with_pods=not args.no_pods,
             kafka_port=args.kafka_port,
+            brokers=args.brokers,
         )
         print("starting the local stack ...", flush=True)
         stack.start()
@@ -143,5 +161,6 @@ def demo_options(args: argparse.Namespace) -> Any:
         rate=args.rate,
         partitions=args.partitions,
         settle_timeout=args.settle_timeout,
+        brokers=args.brokers,
         live=False if args.plain else None,
     )

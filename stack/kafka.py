@@ -1,9 +1,10 @@
-"""A single-node Apache Kafka broker in KRaft mode, run from Maven Central jars.
+"""One Apache Kafka node in KRaft mode, run from Maven Central jars.
 
-One process is both controller and broker. Replication factors of the internal
-topics are 1 (one node), and the group rebalance delay is 0 so tests do not
-wait three seconds per consumer group. Transactions, fencing, compaction and
-the admin API are the real broker's: nothing is mocked.
+One process is both controller and broker. Alone (the default) it is a single-node
+cluster whose internal topics have replication factor 1; ``kafka_cluster`` makes three of
+them one cluster with a three-voter quorum and replication factor 3. The group rebalance
+delay is 0 so tests do not wait three seconds per consumer group. Transactions, fencing,
+compaction and the admin API are the real broker's: nothing is mocked.
 
 The broker can be stopped and started again (:meth:`KafkaBroker.restart`, the
 fault suite's broker restart): storage is formatted only when the data directory
@@ -69,8 +70,16 @@ class KafkaBroker:
         host: str = "127.0.0.1",
         sasl_users: Mapping[str, str] | None = None,
         port: int | None = None,
+        *,
+        node_id: int = 1,
+        replication: int = 1,
     ) -> None:
         self.workdir = workdir
+        self.node_id = node_id
+        # every topic's default and the internal topics': min ISR one less, so a cluster
+        # of three keeps taking acks=all writes with a broker down
+        self.replication = replication
+        self.min_insync = max(1, replication - 1)
         self.binaries = binaries
         self.host = host
         self.fixed_port = port is not None  # a port asked for, not drawn: check it is free
@@ -84,6 +93,8 @@ class KafkaBroker:
                 )
         self.sasl_port = free_port(host) if self.sasl_users else None
         self.cluster_id = new_cluster_id()
+        # the controller quorum: this node alone unless a cluster sets all its voters
+        self.voters = f"{node_id}@{host}:{self.controller_port}"
         self.process: ManagedProcess | None = None
 
     @property
@@ -124,23 +135,26 @@ class KafkaBroker:
     def _write_config(self) -> Path:
         data = self.data_dir
         data.mkdir(parents=True, exist_ok=True)
+        rf, isr = str(self.replication), str(self.min_insync)
         props = {
             "process.roles": "broker,controller",
-            "node.id": "1",
-            "controller.quorum.voters": f"1@{self.host}:{self.controller_port}",
+            "node.id": str(self.node_id),
+            "controller.quorum.voters": self.voters,
             **self._listeners(),
             "controller.listener.names": "CONTROLLER",
             "inter.broker.listener.name": "PLAINTEXT",
             "log.dirs": str(data),
             "num.partitions": "1",
             "auto.create.topics.enable": "false",
-            "offsets.topic.replication.factor": "1",
+            "default.replication.factor": rf,
+            "min.insync.replicas": isr,
+            "offsets.topic.replication.factor": rf,
             "offsets.topic.num.partitions": "10",
-            "transaction.state.log.replication.factor": "1",
-            "transaction.state.log.min.isr": "1",
+            "transaction.state.log.replication.factor": rf,
+            "transaction.state.log.min.isr": isr,
             "transaction.state.log.num.partitions": "10",
-            "share.coordinator.state.topic.replication.factor": "1",
-            "share.coordinator.state.topic.min.isr": "1",
+            "share.coordinator.state.topic.replication.factor": rf,
+            "share.coordinator.state.topic.min.isr": isr,
             "group.initial.rebalance.delay.ms": "0",
             # Compaction runs soon enough to be observed in tests.
             "log.cleaner.backoff.ms": "1000",
@@ -183,7 +197,13 @@ class KafkaBroker:
         return None
 
     def start(self, timeout: float = 90.0) -> None:
-        """Start the broker; format its storage only if the data directory is new
+        """Start the broker and wait until it serves (alone: a cluster launches all its
+        nodes first, since none serves before the quorum has a majority)."""
+        self.launch()
+        self.wait_ready(timeout)
+
+    def launch(self) -> None:
+        """Start the process; format its storage only if the data directory is new
         (formatting a used one is refused by Kafka, and would lose its data)."""
         if self.fixed_port and port_open(self.host, self.port):
             # else the readiness check below would find the other server and trust it
@@ -201,6 +221,10 @@ class KafkaBroker:
             "kafka", self._java("kafka.Kafka", str(config)), self.workdir / "stdout.log"
         )
         self.process.start()
+
+    def wait_ready(self, timeout: float = 90.0) -> None:
+        if self.process is None:
+            raise StackError(f"Kafka node {self.node_id} was not launched")
         self.process.wait_ready(self._ready, timeout, "accepting client requests")
 
     def _format(self, config: Path) -> None:
@@ -225,7 +249,7 @@ class KafkaBroker:
 
         admin = AdminClient({"bootstrap.servers": self.bootstrap_servers})
         metadata = admin.list_topics(timeout=2)
-        return bool(metadata.brokers)
+        return self.node_id in metadata.brokers  # registered with the quorum
 
     @property
     def running(self) -> bool:

@@ -16,6 +16,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING
 
 from segue.stack.kafka import KafkaBroker
+from segue.stack.kafka_cluster import KafkaCluster
 from segue.stack.kube import KubeControlPlane
 from segue.stack.paths import Binaries, cache_dir
 from segue.stack.process import StackError
@@ -36,16 +37,17 @@ class LocalStack:
         with_pods: bool = True,
         keep_workdir: bool = False,
         kafka_port: int | None = None,
+        brokers: int = 1,
     ) -> None:
         self._own_workdir = workdir is None
         self.workdir = workdir or Path(tempfile.mkdtemp(prefix="segue-stack-"))
         self.keep_workdir = keep_workdir
         self.binaries = Binaries.locate()
-        self.kafka = (
-            KafkaBroker(self.workdir / "kafka", self.binaries, port=kafka_port)
-            if with_kafka
-            else None
-        )
+        self.kafka: KafkaBroker | KafkaCluster | None = None
+        if with_kafka and brokers == 1:
+            self.kafka = KafkaBroker(self.workdir / "kafka", self.binaries, port=kafka_port)
+        elif with_kafka:
+            self.kafka = KafkaCluster(self.workdir, self.binaries, brokers, port=kafka_port)
         self.kube = KubeControlPlane(self.workdir / "kube", self.binaries) if with_kube else None
         self.with_pods = with_pods and with_kube
         self.pods: PodRunner | None = None
@@ -133,8 +135,14 @@ class LocalStack:
             lines.append("")
         if self.kafka is not None:
             bs = self.kafka.bootstrap_servers
+            shape = "single node"
+            if isinstance(self.kafka, KafkaCluster):
+                shape = (
+                    f"{self.kafka.replication} brokers, replication factor "
+                    f"{self.kafka.replication}, min.insync.replicas {self.kafka.min_insync}"
+                )
             lines += [
-                f"Apache Kafka (KRaft, single node): bootstrap servers {bs}",
+                f"Apache Kafka (KRaft, {shape}): bootstrap servers {bs}",
                 f"  kafka-topics.sh --bootstrap-server {bs} --list",
                 "",
             ]

@@ -20,7 +20,7 @@ import pytest
 import yaml
 from hypothesis import settings
 
-from segue.stack import KafkaBroker, KubeControlPlane, StackError
+from segue.stack import KafkaBroker, KafkaCluster, KubeControlPlane, StackError
 from segue.stack.kubelet import PodRunner
 from segue.stack.localstack import NODE_NAME
 from segue.stack.paths import Binaries
@@ -78,6 +78,29 @@ def broker(tmp_path: Path, binaries: Binaries) -> Iterator[KafkaBroker]:
     own = _started(KafkaBroker(tmp_path / "kafka", binaries), "Kafka")
     yield own
     own.stop()
+
+
+@pytest.fixture(scope="session")
+def kafka_cluster(
+    tmp_path_factory: pytest.TempPathFactory, binaries: Binaries
+) -> Iterator[KafkaCluster]:
+    """Three KRaft brokers as one cluster (replication factor 3, min.insync.replicas 2)
+    for the session: what the fault suite breaks, node by node. A test that stops a
+    node starts it again before it ends (:func:`three_brokers`)."""
+    cluster = KafkaCluster(tmp_path_factory.mktemp("kafka3"), binaries, 3)
+    yield _started(cluster, "Kafka (three brokers)")
+    cluster.stop()
+
+
+@pytest.fixture
+def three_brokers(kafka_cluster: KafkaCluster) -> Iterator[KafkaCluster]:
+    """The session's three brokers, all serving; after the test, any node it stopped or
+    crashed is started again on its data, so the next test finds the cluster whole."""
+    assert kafka_cluster.running, "a Kafka node of the session's cluster is down"
+    yield kafka_cluster
+    for node in kafka_cluster.nodes:
+        if not node.running:
+            node.start()
 
 
 @pytest.fixture(scope="session")

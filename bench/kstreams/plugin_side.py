@@ -184,7 +184,7 @@ class PluginApp:
 
     def stop(self) -> None:
         """Delete the app (its pods go) while the operator still runs its finalizer."""
-        delete_app(self.apps, self.operator)
+        delete_app(self.apps, self.operator, NAME)
 
 
 def run_plugin(

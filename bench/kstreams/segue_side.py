@@ -131,13 +131,13 @@ def stateful_actives(report: WorkerReport) -> int:
     return sum(1 for t, role in report.roles.items() if role == "active" and t.startswith(STATEFUL))
 
 
-def delete_app(apps: Apps, operator: Any) -> None:
-    """Delete the bench's StreamApp and wait for its pods to go while ``operator`` still
+def delete_app(apps: Apps, operator: Any, name: str = NAME) -> None:
+    """Delete StreamApp ``name`` and wait for its pods to go while ``operator`` still
     runs its finalizer; then stop the operator."""
     try:
-        apps.custom.delete_namespaced_custom_object(GROUP, VERSION, apps.namespace, PLURAL, NAME)
+        apps.custom.delete_namespaced_custom_object(GROUP, VERSION, apps.namespace, PLURAL, name)
         deadline = time.monotonic() + 60
-        while (apps.exists(NAME) or apps.pods(NAME)) and time.monotonic() < deadline:
+        while (apps.exists(name) or apps.pods(name)) and time.monotonic() < deadline:
             time.sleep(0.5)
     finally:
         operator.stop()

@@ -96,10 +96,10 @@ class MemberStatus(StatusModel):
 
 
 class Condition(StatusModel):
-    """A standard condition: Balanced, Scaling or Degraded."""
+    """A standard condition: Balanced, Scaling, Degraded, Progressing or KafkaReplicated."""
 
     type: str
-    """Balanced, Scaling or Degraded."""
+    """Balanced, Scaling, Degraded, Progressing or KafkaReplicated."""
     status: Literal["True", "False", "Unknown"]
     reason: str
     """A CamelCase word for why the condition has its status."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 
 @dataclass(frozen=True)
@@ -29,6 +29,9 @@ class AppSignal:
     replicas_needed: float = 0.0  # members to keep up and catch up: the HPA's target
     active_members: int = 0  # members running an input task as active now
     capacity_per_member: float = 0.0  # records/s one active member processes; 0: unknown
+    # Why these values cannot be trusted now (Kafka cannot be read): the external metrics
+    # API answers an error instead, so no HPA scales on a backlog nobody could read.
+    unknown: str = ""
 
     @property
     def lag_per_replica(self) -> float:
@@ -45,6 +48,15 @@ class SignalBoard:
     def put(self, signal: AppSignal) -> None:
         with self._lock:
             self._signals[(signal.namespace, signal.app)] = signal
+
+    def mark_unknown(self, namespace: str, app: str, why: str) -> None:
+        """The app's input cannot be read now: its last signal stays (the status and the
+        gauges show when it was observed) but is no longer served as a value. The next
+        :meth:`put` makes it known again."""
+        with self._lock:
+            last = self._signals.get((namespace, app))
+            if last is not None:
+                self._signals[(namespace, app)] = replace(last, unknown=why)
 
     def get(self, namespace: str, app: str) -> AppSignal | None:
         with self._lock:

@@ -65,6 +65,9 @@ def answer(path: str, board: BoardSource, now: float, stale_after: float) -> dic
             "NotFound",
             f"no signal for StreamApp {namespace}/{app} (none such, or not seen yet)",
         )
+    if signal.unknown:
+        why = f"the signal of {namespace}/{app} is unknown: {signal.unknown}"
+        raise Refusal(503, "ServiceUnavailable", why)
     if now - signal.time > stale_after:
         raise Refusal(
             503,

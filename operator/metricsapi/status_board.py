@@ -10,6 +10,7 @@ asks once per sync, every 15 s by default), as fresh as the leader's last write.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from kubernetes.client import CustomObjectsApi
@@ -36,4 +37,17 @@ class StatusBoard:
             why = f"StreamApp {namespace}/{app}: {exc.reason}"
             raise Refusal(503, "ServiceUnavailable", why) from exc
         replicas = int((obj.get("spec") or {}).get("replicas") or 0)
-        return from_status(namespace, app, replicas, (obj.get("status") or {}).get("autoscaling"))
+        status = obj.get("status") or {}
+        signal = from_status(namespace, app, replicas, status.get("autoscaling"))
+        kafka = next(
+            (
+                c
+                for c in status.get("conditions") or []
+                if (c.get("type"), c.get("status"), c.get("reason"))
+                == ("Degraded", "True", "KafkaUnavailable")
+            ),
+            None,
+        )  # what the leader says while it cannot read the input: its signal is not one
+        if signal is None or kafka is None:
+            return signal
+        return replace(signal, unknown=f"Kafka unavailable: {kafka.get('message', '')}")

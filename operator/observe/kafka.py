@@ -32,6 +32,8 @@ from confluent_kafka import (
 from confluent_kafka.admin import AdminClient
 from confluent_kafka.admin._listoffsets import OffsetSpec  # not re-exported for mypy
 
+from segue.operator.scaling import Replication
+
 
 class Credentials(Mapping[str, str]):
     """librdkafka settings read from a StreamApp's credentials Secret.
@@ -161,18 +163,24 @@ class KafkaView:
         return self._admin
 
     def partitions(self, topics: Iterable[str]) -> dict[str, int]:
-        """Partition counts of those of ``topics`` that exist; missing ones are absent.
+        """Partition counts of those of ``topics`` that exist; missing ones are absent."""
+        return self.layout(topics)[0]
+
+    def layout(self, topics: Iterable[str]) -> tuple[dict[str, int], Replication]:
+        """Partition counts of those of ``topics`` that exist (missing ones are absent),
+        and how their partitions are replicated: the brokers up, each partition's
+        replicas out of its ISR, the partitions without a leader.
 
         One metadata request for the whole cluster. A topic the broker reports
         with an error other than "unknown" (e.g. still being created) raises."""
         wanted = set(topics)
-        if not wanted:
-            return {}
         try:
             metadata = self.admin.list_topics(timeout=self.timeout)
         except KafkaException as exc:
             raise self._failed(f"metadata for {sorted(wanted)}", exc) from exc
         counts: dict[str, int] = {}
+        lagging: dict[tuple[str, int], tuple[int, ...]] = {}
+        offline: list[tuple[str, int]] = []
         for name in sorted(wanted):
             topic = metadata.topics.get(name)
             if topic is None:
@@ -182,7 +190,18 @@ class KafkaView:
                     continue
                 raise KafkaObserveError(f"topic {name}: {topic.error}")
             counts[name] = len(topic.partitions)
-        return counts
+            for p in topic.partitions.values():
+                if p.leader < 0:
+                    offline.append((name, p.id))
+                elif out := tuple(sorted(set(p.replicas) - set(p.isrs))):
+                    lagging[(name, p.id)] = out
+        seen = Replication(
+            brokers=tuple(sorted(metadata.brokers)),
+            partitions=sum(counts.values()),
+            under_replicated=lagging,
+            offline=tuple(offline),
+        )
+        return counts, seen
 
     def topic_exists(self, topic: str) -> bool:
         return topic in self.partitions([topic])

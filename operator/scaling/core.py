@@ -33,6 +33,7 @@ from .model import (
 )
 from .placement import build_request, cheapest_to_remove
 from .publication import publication, refence
+from .replication import replication_condition, replication_events
 from .rollout import handing_over, plan_rollout, restart_events, restarts
 from .roster import Roster, plan_roster
 
@@ -128,6 +129,9 @@ def decide(world: World) -> Plan:
         overdue=roster.overdue,
     )
     status = assess(facts)
+    kafka = replication_condition(world.replication)
+    status = replace(status, conditions=(*status.conditions, kafka))
+    events += replication_events(world, kafka)
     if memory.forced_at is not None and settled(memory, _learning(in_force), facts.pending):
         # the forced handovers have completed: the condition has said its piece
         memory = replace(memory, forced_at=None)

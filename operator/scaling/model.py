@@ -142,6 +142,18 @@ class Condition:
 
 
 @dataclass(frozen=True)
+class Replication:
+    """How the app's topics are replicated, as the cluster's metadata said this look
+    (:mod:`.replication` turns it into the ``KafkaReplicated`` condition)."""
+
+    brokers: tuple[int, ...]  # the brokers the metadata lists
+    partitions: int  # of the app's topics
+    # (topic, partition) -> its replicas out of the ISR, for those with any
+    under_replicated: Mapping[tuple[str, int], tuple[int, ...]] = field(default_factory=dict)
+    offline: tuple[tuple[str, int], ...] = ()  # partitions with no leader
+
+
+@dataclass(frozen=True)
 class World:
     """One observation of one StreamApp."""
 
@@ -159,6 +171,7 @@ class World:
     conditions: Mapping[str, Condition] = field(default_factory=dict)  # as last written
     topology_error: str | None = None  # why the topology could not be read
     template_hash: str = ""  # of the spec's pod-defining part ("": do not roll)
+    replication: Replication | None = None  # None: not read this look
 
 
 @dataclass(frozen=True)

@@ -125,11 +125,11 @@ class Cluster:
     def topics(self, partitions: int) -> None:
         admin = AdminClient({"bootstrap.servers": self.bootstrap})
         new = [
-            NewTopic(INPUT, num_partitions=partitions, replication_factor=1),
+            NewTopic(INPUT, num_partitions=partitions, replication_factor=-1),
             NewTopic(
                 OUTPUT,
                 num_partitions=partitions,
-                replication_factor=1,
+                replication_factor=-1,  # the cluster's default (3 on three brokers)
                 config={"message.timestamp.type": "LogAppendTime"},
             ),
         ]

@@ -46,6 +46,7 @@ class Options:
     partitions: int = 6
     settle_timeout: float = 300.0
     live: bool = field(default_factory=is_terminal)
+    brokers: int = 3  # replicated, as Segue runs in production (docs/reliability.md)
 
 
 # What ``--quick`` changes: a short script on a small prefill (~1.5 minutes).
@@ -53,6 +54,7 @@ QUICK: dict[str, Any] = {
     "steps": script.parse_script(script.QUICK),
     "prefill": 20_000,
     "settle_timeout": 180.0,
+    "brokers": 1,
 }
 
 
@@ -65,7 +67,7 @@ def run(options: Options) -> int:
         signal.signal(sig, _terminate)
     started = time.time()
     log: list[str] = []
-    stack = LocalStack(options.workdir)
+    stack = LocalStack(options.workdir, brokers=options.brokers)
     parts: list[Any] = []  # what to stop, last first
     try:
         print("starting the local stack (Kafka, Kubernetes, pod runner) ...", flush=True)

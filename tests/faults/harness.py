@@ -38,6 +38,7 @@ __all__ = [
     "NAME",
     "RESUME_BOUND",
     "FaultRun",
+    "Outage",
     "Owners",
     "Progress",
     "container_pid",

@@ -188,6 +188,15 @@ def test_a_standby_answers_from_the_status_the_leader_wrote(
                 kube, metric_path(namespace, "segue-seconds-to-catch-up", "wc")
             )
             quiet = through_apiserver(kube, metric_path(namespace, "segue-lag-records", "quiet"))
+            # the leader cannot read Kafka: it says so in Degraded, and so does a standby
+            custom.patch_namespaced_custom_object_status(
+                GROUP, VERSION, namespace, PLURAL, "wc",
+                {"status": {"conditions": [{
+                    "type": "Degraded", "status": "True", "reason": "KafkaUnavailable",
+                    "message": "no broker answered", "lastTransitionTime": "2026-01-01T00:00:00Z",
+                }]}},
+            )  # fmt: skip
+            unknown = through_apiserver(kube, metric_path(namespace, "segue-replicas-needed", "wc"))
     finally:
         server.shutdown()
         server.server_close()
@@ -195,3 +204,5 @@ def test_a_standby_answers_from_the_status_the_leader_wrote(
     assert needed[1]["items"][0]["value"] == "2500m"
     assert never[1]["items"][0]["value"] == "1000000000"  # inf survives the status as absent
     assert quiet[0] == 404, quiet  # no signal written yet: said, not made up
+    assert unknown[0] == 503, unknown  # never the last value while Kafka cannot be read
+    assert "unknown: Kafka unavailable: no broker answered" in str(unknown[1]), unknown

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import time
+from dataclasses import replace
 
 import pytest
 
@@ -88,6 +89,24 @@ def test_a_stale_signal_or_no_board_is_unavailable() -> None:
         answer(PATH.format("segue-lag-records"), lambda: (None, "standby (leader: x)"), NOW, 60)
     assert refused.value.code == 503
     assert "standby (leader: x)" in refused.value.message
+
+
+def test_a_signal_kafka_could_not_refresh_is_unknown_until_the_next_one() -> None:
+    """Issue 26: no HPA decision on a backlog nobody could read, however fresh the last."""
+    board = board_with()
+    board.mark_unknown("ns", "wc", "Kafka unavailable: 3 brokers down")
+    for metric in ("segue-replicas-needed", "segue-lag-records"):
+        with pytest.raises(Refusal) as refused:
+            answer(PATH.format(metric), lambda: (board, "leader"), NOW + 1, 60)
+        assert (refused.value.code, refused.value.reason) == (503, "ServiceUnavailable")
+        assert "ns/wc is unknown: Kafka unavailable: 3 brokers down" in refused.value.message
+    last = board.get("ns", "wc")
+    assert last is not None
+    board.put(replace(last, unknown="", time=NOW + 5))  # read again: served again
+    got = answer(PATH.format("segue-replicas-needed"), lambda: (board, "leader"), NOW + 6, 60)
+    assert got["items"][0]["value"] == "2500m"
+    board.mark_unknown("ns", "other", "never seen: nothing to mark")
+    assert board.get("ns", "other") is None
 
 
 def test_a_zero_replica_app_has_infinite_lag_per_replica_clamped() -> None:

@@ -13,6 +13,7 @@ from confluent_kafka import Consumer, IsolationLevel, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewPartitions, NewTopic, OffsetSpec
 
 from segue.operator.observe import KafkaObserveError, KafkaView
+from segue.operator.scaling import Replication
 from segue.stack.process import free_port
 
 T = TypeVar("T")
@@ -20,7 +21,7 @@ T = TypeVar("T")
 
 def create(bootstrap: str, topics: dict[str, int]) -> None:
     admin = AdminClient({"bootstrap.servers": bootstrap})
-    new = [NewTopic(name, num_partitions=n, replication_factor=1) for name, n in topics.items()]
+    new = [NewTopic(name, num_partitions=n, replication_factor=-1) for name, n in topics.items()]
     for future in admin.create_topics(new).values():
         future.result(timeout=30)
     # The controller answers before every broker's metadata cache has the topics: wait
@@ -68,6 +69,14 @@ def test_partitions_of_the_topics_that_exist(kafka: Any, view: KafkaView) -> Non
     assert view.partitions([]) == {}
     assert view.topic_exists(three)
     assert not view.topic_exists(missing)
+
+
+def test_the_layout_says_how_the_topics_are_replicated(kafka: Any, view: KafkaView) -> None:
+    three, missing = unique("three"), unique("missing")
+    create(kafka.bootstrap_servers, {three: 3})
+    counts, replication = view.layout([three, missing])
+    assert counts == {three: 3}
+    assert replication == Replication(brokers=(1,), partitions=3)  # one broker: all in sync
 
 
 def test_partition_growth_is_seen(kafka: Any, view: KafkaView) -> None:

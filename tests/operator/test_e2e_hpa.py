@@ -14,8 +14,9 @@ points the APIService at it (tests/metricsapi/aggregation.py). Its values come f
 
 from __future__ import annotations
 
+import contextlib
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -80,11 +81,11 @@ def hpa(name: str) -> dict[str, Any]:
     }
 
 
-@pytest.fixture
-def serving_operator(
-    kube: Any, kube_api: Any, namespace: str, tmp_path: Path, streamapp_crd: Any
+@contextlib.contextmanager
+def serving(
+    kube: Any, kube_api: Any, namespace: str, tmp_path: Path, *args: str
 ) -> Iterator[OperatorProcess]:
-    """``segue operator`` serving the external metrics API, registered with the
+    """``segue operator ARGS`` serving the external metrics API, registered with the
     aggregation layer."""
     ca, serving = provider_certs(tmp_path / "pki", namespace, SERVICE)
     port = free_port()
@@ -94,12 +95,56 @@ def serving_operator(
         "--external-metrics-port", str(port),
         "--tls-cert-file", str(serving.cert),
         "--tls-private-key-file", str(serving.key),
+        *args,
     ).start()  # fmt: skip
     try:
         with registered(kube_api, namespace, SERVICE, port, ca.cert):
             yield proc
     finally:
         proc.stop()
+
+
+@pytest.fixture
+def serving_operator(
+    kube: Any, kube_api: Any, namespace: str, tmp_path: Path, streamapp_crd: Any
+) -> Iterator[OperatorProcess]:
+    with serving(kube, kube_api, namespace, tmp_path) as proc:
+        yield proc
+
+
+def tally(apps: Apps, bootstrap: str, replicas: int) -> tuple[str, str]:
+    """Tally (``COST_MS`` a record) as StreamApp ``wc``, draining a backlog within
+    ``CATCH_UP`` s: its input and output topics."""
+    tag = uuid.uuid4().hex[:6]
+    source, output = f"in-{tag}", f"out-{tag}"
+    create_topics(bootstrap, {source: 6, output: 6})
+    body = streamapp(
+        "wc",
+        application_id=f"tally-{tag}",
+        bootstrap=bootstrap,
+        command=worker_command(
+            "segue.worker.apps.tally:topology", input=source, output=output, cost_ms=COST_MS
+        ),
+        replicas=replicas,
+        scaling={"acceptableRecoveryLag": 50},
+    )
+    body["spec"]["autoscaling"] = {"catchUpSeconds": CATCH_UP}
+    apps.create(body)
+    return source, output
+
+
+def hpa_why(
+    kube: Any, scaler: Any, namespace: str, app: str, base: Callable[[], str]
+) -> Callable[[], str]:
+    """What a failing wait shows: the HPA's status, the metric as it reads it, ``base``."""
+
+    def why() -> str:
+        found = scaler.list_namespaced_horizontal_pod_autoscaler(namespace).items
+        status = found[0].status if found else "not created yet"
+        code, value = through_apiserver(kube, metric_path(namespace, METRIC, app))
+        return f"hpa: {status}\nmetric: {code} {value}\n{base()}"
+
+    return why
 
 
 def replicas(apps: Apps, name: str) -> int:
@@ -116,28 +161,8 @@ def test_the_hpa_scales_out_on_a_step_and_back_in_when_input_stops(
     namespace = serving_operator.namespace
     apps = Apps(kube_api, namespace)
     scaler = client.AutoscalingV2Api(kube_api)
-    tag = uuid.uuid4().hex[:6]
-    source, output = f"in-{tag}", f"out-{tag}"
-    create_topics(kafka.bootstrap_servers, {source: 6, output: 6})
-    body = streamapp(
-        "wc",
-        application_id=f"tally-{tag}",
-        bootstrap=kafka.bootstrap_servers,
-        command=worker_command(
-            "segue.worker.apps.tally:topology", input=source, output=output, cost_ms=COST_MS
-        ),
-        replicas=MIN,
-        scaling={"acceptableRecoveryLag": 50},
-    )
-    body["spec"]["autoscaling"] = {"catchUpSeconds": CATCH_UP}
-    apps.create(body)
-    base = diagnose(apps, "wc", serving_operator, pod_runner)
-
-    def why() -> str:
-        found = scaler.list_namespaced_horizontal_pod_autoscaler(namespace).items
-        status = found[0].status if found else "not created yet"
-        code, value = through_apiserver(kube, metric_path(namespace, METRIC, "wc"))
-        return f"hpa: {status}\nmetric: {code} {value}\n{base()}"
+    source, output = tally(apps, kafka.bootstrap_servers, MIN)
+    why = hpa_why(kube, scaler, namespace, "wc", diagnose(apps, "wc", serving_operator, pod_runner))
 
     wait_for(f"{MIN} pod balanced", lambda: apps.balanced("wc", MIN), 120, why)
     wait_for(

@@ -65,7 +65,11 @@ def ks_operator(
     proc.stop()
 
 
-def wordcount(kafka: Any, tmp_path: Path, classpath: str) -> tuple[dict[str, Any], str, str]:
+def wordcount(
+    kafka: Any, tmp_path: Path, classpath: str, *, replicas: int = 2, **extra: str
+) -> tuple[dict[str, Any], str, str]:
+    """The example app's StreamApp (its ``streams.properties`` plus ``extra`` entries,
+    dots spelt as underscores), its input and output topics."""
     tag = uuid.uuid4().hex[:6]
     app_id, source, output = f"kwc-{tag}", f"text-{tag}", f"counts-{tag}"
     create_topics(kafka.bootstrap_servers, {source: PARTITIONS, output: PARTITIONS})
@@ -89,6 +93,7 @@ def wordcount(kafka: Any, tmp_path: Path, classpath: str) -> tuple[dict[str, Any
                 "task.assignor.class=dev.segue.kstreams.SegueTaskAssignor",
                 f"input.topic={source}",
                 f"output.topic={output}",
+                *(f"{key.replace('_', '.')}={value}" for key, value in extra.items()),
             ]
         )
         + "\n"
@@ -98,7 +103,7 @@ def wordcount(kafka: Any, tmp_path: Path, classpath: str) -> tuple[dict[str, Any
         application_id=app_id,
         bootstrap=kafka.bootstrap_servers,
         command=["java", "-cp", classpath, "example.WordCount", str(properties)],
-        replicas=2,
+        replicas=replicas,
         scaling={"acceptableRecoveryLag": 100},
     )
     body["spec"]["runtime"] = "kafka-streams"

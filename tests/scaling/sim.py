@@ -17,6 +17,7 @@ from segue.operator.scaling import (
     PodObs,
     Policy,
     Published,
+    Replication,
     TaskFault,
     World,
     decide,
@@ -56,6 +57,7 @@ class Sim:
     plans: list[Plan] = field(default_factory=list)
     late: dict[str, int] = field(default_factory=dict)  # pod -> extra steps it takes to start
     blind: set[str] = field(default_factory=set)  # pods that cannot read the assignment
+    replication: Replication | None = None  # what the cluster's metadata says
 
     def world(self) -> World:
         ends = {}
@@ -79,6 +81,7 @@ class Sim:
             memory=self.memory,
             conditions=dict(self.conditions),
             template_hash=self.template,
+            replication=self.replication,
         )
 
     def _observe(self, name: str, pod: SimPod) -> PodObs:

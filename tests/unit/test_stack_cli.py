@@ -8,10 +8,11 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pytest
 import yaml
 
 from segue.cli import build_parser
-from segue.stack import kubecontext
+from segue.stack import KafkaCluster, LocalStack, kubecontext
 from segue.stack.cli import demo_options
 from segue.stack.demo import steps
 from segue.stack.demo.show import Options
@@ -34,6 +35,37 @@ def test_quick_changes_only_what_it_says_and_a_flag_wins() -> None:
         build_parser().parse_args(["stack", "demo", "--quick", "--prefill", "5", "--plain"])
     )
     assert (given.prefill, given.live) == (5, False)
+
+
+def test_three_brokers_for_the_full_show_one_for_quick_and_for_stack_up() -> None:
+    parse = build_parser().parse_args
+    assert demo_options(parse(["stack", "demo"])).brokers == 3
+    assert demo_options(parse(["stack", "demo", "--quick"])).brokers == 1
+    assert demo_options(parse(["stack", "demo", "--quick", "--brokers", "3"])).brokers == 3
+    assert parse(["stack", "up"]).brokers == 1
+    assert parse(["stack", "up", "--brokers", "3"]).brokers == 3
+
+
+@pytest.mark.parametrize("count", ["2", "0", "three", "5"])
+def test_a_cluster_of_other_sizes_is_refused_naming_the_value(
+    count: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["stack", "up", "--brokers", count])
+    assert f"--brokers {count!r}: 1 or 3" in capsys.readouterr().err
+
+
+def test_a_stack_of_three_brokers_is_one_replicated_cluster(tmp_path: Path) -> None:
+    stack = LocalStack(tmp_path, with_kube=False, brokers=3)
+    assert isinstance(stack.kafka, KafkaCluster)
+    nodes = stack.kafka.nodes
+    assert [n.node_id for n in nodes] == [1, 2, 3]
+    assert len({n.cluster_id for n in nodes}) == 1
+    voters = ",".join(f"{n.node_id}@127.0.0.1:{n.controller_port}" for n in nodes)
+    assert all(n.voters == voters for n in nodes)
+    assert [(n.replication, n.min_insync) for n in nodes] == [(3, 2)] * 3
+    assert stack.kafka.bootstrap_servers.count(",") == 2
+    assert "3 brokers, replication factor 3, min.insync.replicas 2" in stack.describe()
 
 
 def admin(tmp_path: Path) -> Path:

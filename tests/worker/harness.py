@@ -34,7 +34,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def create_topics(bootstrap: str, topics: dict[str, int]) -> None:
     admin = AdminClient({"bootstrap.servers": bootstrap})
-    new = [NewTopic(name, num_partitions=n, replication_factor=1) for name, n in topics.items()]
+    new = [NewTopic(name, num_partitions=n, replication_factor=-1) for name, n in topics.items()]
     for future in admin.create_topics(new).values():
         future.result(timeout=30)
 

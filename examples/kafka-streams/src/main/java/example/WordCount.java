@@ -16,7 +16,8 @@ import org.apache.kafka.streams.kstream.Produced;
 /**
  * WordCount as any Kafka Streams team writes it: its configuration comes from a properties
  * file (args[0]), topics from the "input.topic" and "output.topic" entries. Nothing here
- * knows Segue.
+ * knows Segue. "line.cost.ms" (0 unless set) makes each input line cost that much time, as
+ * a heavier app's processing would: how the tests give an autoscaler a known capacity.
  */
 public final class WordCount {
   private WordCount() {}
@@ -32,11 +33,13 @@ public final class WordCount {
     }
     String input = props.getProperty("input.topic", "text");
     String output = props.getProperty("output.topic", "counts");
+    long cost = Long.parseLong(props.getProperty("line.cost.ms", "0"));
     props.putIfAbsent("default.key.serde", Serdes.StringSerde.class.getName());
     props.putIfAbsent("default.value.serde", Serdes.StringSerde.class.getName());
 
     StreamsBuilder builder = new StreamsBuilder();
     builder.<String, String>stream(input)
+        .peek((key, line) -> work(cost))
         .flatMapValues(line -> Arrays.asList(line.toLowerCase(Locale.ROOT).split("\\W+")))
         .filter((key, word) -> !word.isEmpty())
         .groupBy((key, word) -> word)
@@ -53,5 +56,16 @@ public final class WordCount {
     }));
     streams.start();
     done.await();
+  }
+
+  private static void work(long millis) {
+    if (millis <= 0) {
+      return;
+    }
+    try {
+      Thread.sleep(millis);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
   }
 }

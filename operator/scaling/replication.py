@@ -1,0 +1,71 @@
+"""The ``KafkaReplicated`` condition: is the Kafka cluster under the app whole?
+
+A replicated cluster (replication factor 3, ``min.insync.replicas`` 2) keeps serving with
+a broker down: the app keeps processing, so nothing in ``Balanced`` or ``Degraded``
+changes, and calling the app broken would be false. Yet a platform team must hear that
+the next broker lost stops the app's writes. This condition says it apart from the app's
+own state, from the partitions of the app's topics (:class:`~.model.Replication`, read
+by the shell from the cluster's metadata each look): which replicas are out of their
+ISR, on which brokers, and which partitions have no leader at all (their tasks cannot
+run). :mod:`.core` adds it to the assessment and posts an event when it changes.
+"""
+
+from __future__ import annotations
+
+from .model import Condition, Event, Replication, World
+
+TYPE = "KafkaReplicated"
+NAMED = 5  # partitions named in a message; the rest counted
+
+
+def _named(parts: list[tuple[str, int]]) -> str:
+    shown = ", ".join(f"{t}-{p}" for t, p in parts[:NAMED])
+    return shown + (f" and {len(parts) - NAMED} more" if len(parts) > NAMED else "")
+
+
+def replication_condition(seen: Replication | None) -> Condition:
+    if seen is None:
+        return Condition(TYPE, "Unknown", "NotObserved", "the app's topics were not read yet")
+    brokers = ", ".join(str(b) for b in seen.brokers) or "none"
+    if seen.offline:
+        offline = sorted(seen.offline)
+        return Condition(
+            TYPE,
+            "False",
+            "PartitionsOffline",
+            f"{len(offline)} partition(s) of the app's topics have no leader, so their "
+            f"tasks cannot run until a broker holding them is back: {_named(offline)} "
+            f"(brokers up: {brokers})",
+        )
+    if seen.under_replicated:
+        lagging = sorted(seen.under_replicated)
+        out = sorted({b for r in seen.under_replicated.values() for b in r})
+        return Condition(
+            TYPE,
+            "False",
+            "UnderReplicated",
+            f"{len(lagging)} of {seen.partitions} partition(s) of the app's topics have "
+            f"replicas out of sync, on broker(s) {', '.join(map(str, out))} (brokers up: "
+            f"{brokers}): the app keeps processing while each keeps min.insync.replicas "
+            f"in sync; one more broker lost can stop its writes: {_named(lagging)}",
+        )
+    return Condition(
+        TYPE,
+        "True",
+        "AllInSync",
+        f"all {seen.partitions} partition(s) of the app's topics have every replica in "
+        f"sync (brokers up: {brokers})",
+    )
+
+
+def replication_events(world: World, now: Condition) -> list[Event]:
+    """A Warning when the condition turns False (or its reason changes), a Normal when
+    it is True again; nothing while it stays as it was, or before the first reading."""
+    before = world.conditions.get(TYPE)
+    if now.status == "Unknown" or (before is not None and before.reason == now.reason):
+        return []
+    if now.status == "False":
+        return [Event("Warning", now.reason, now.message)]
+    if before is not None and before.status == "False":
+        return [Event("Normal", "KafkaReplicasInSync", now.message)]
+    return []

@@ -1,0 +1,113 @@
+"""No decision on missing data (issue 26): an HPA holds a StreamApp through a broker
+outage.
+
+Tally runs under the real HPA controller (the operator serving the external metrics API
+through the aggregation layer, as in tests/operator/test_e2e_hpa.py) on a broker of the
+test's own, with input that needs more than ``MIN`` pods. The broker then dies for
+``DOWNTIME`` s. While it is down the operator cannot read the input's offsets: its
+metrics API must answer an error naming why, never the last value and never 0, and the
+HPA must not scale the app down. Once the broker is back the value is served again and
+every count is exact.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from kubernetes import client
+
+from segue.stack.apps import Apps, keyed_input
+from tests.metricsapi.aggregation import metric_path, through_apiserver
+from tests.operator.e2e import OperatorProcess, wait_for
+from tests.operator.test_e2e_hpa import METRIC, MIN, hpa, hpa_why, replicas, serving_operator, tally
+from tests.operator.test_e2e_scaling import diagnose
+from tests.worker.harness import read_committed
+from tests.worker.scenarios import check_exact
+
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(900)]
+__all__ = ["serving_operator"]  # the fixture, shared with tests/operator/test_e2e_hpa.py
+RATE = 400.0  # records/s: needs 2 of Tally's pods at test_e2e_hpa's COST_MS
+DOWNTIME = 30.0  # six HPA syncs (5 s on the local stack)
+
+
+def settled(scaler: Any, namespace: str, apps: Apps) -> bool:
+    status = scaler.read_namespaced_horizontal_pod_autoscaler("wc", namespace).status
+    active = {(c.type, c.status) for c in (status.conditions or [])} if status else set()
+    return (
+        ("ScalingActive", "True") in active
+        and status.desired_replicas == replicas(apps, "wc")
+        and apps.balanced("wc", replicas(apps, "wc"))
+    )
+
+
+def broker_outage(
+    broker: Any, look: Callable[[], tuple[int, int, Any]]
+) -> list[tuple[float, int, int, str]]:
+    """``broker`` down for ``DOWNTIME`` s, looking every second: (seconds into the outage,
+    replicas, the metric's HTTP code, its body). SIGKILL, not a controlled shutdown, which
+    can leave a transaction hanging on a single broker (docs/reliability.md); started
+    again whatever happens."""
+    broker.crash()
+    seen: list[tuple[float, int, int, str]] = []
+    began = time.monotonic()
+    try:
+        while time.monotonic() - began < DOWNTIME:
+            count, code, reply = look()
+            seen.append((time.monotonic() - began, count, code, str(reply)))
+            time.sleep(1.0)
+    finally:
+        broker.start()
+    return seen
+
+
+def test_an_hpa_never_scales_down_on_a_signal_kafka_could_not_give(
+    kube: Any,
+    kube_api: Any,
+    broker: Any,
+    serving_operator: OperatorProcess,
+    pod_runner: Any,
+) -> None:
+    operator = serving_operator
+    namespace = operator.namespace
+    apps = Apps(kube_api, namespace)
+    scaler = client.AutoscalingV2Api(kube_api)
+    source, output = tally(apps, broker.bootstrap_servers, 2)
+    path = metric_path(namespace, METRIC, "wc")
+    why = hpa_why(kube, scaler, namespace, "wc", diagnose(apps, "wc", operator, pod_runner))
+
+    wait_for("2 pods balanced", lambda: apps.balanced("wc", 2), 120, why)
+    producer = keyed_input(broker.bootstrap_servers, source, keys=60, rate=RATE)
+    producer.start()
+    try:
+        wait_for("the metric served", lambda: through_apiserver(kube, path)[0] == 200, 60, why)
+        scaler.create_namespaced_horizontal_pod_autoscaler(namespace, hpa("wc"))
+        # the HPA acting on the metric, at the count it wants, the app balanced there
+        wait_for("the HPA settled", lambda: settled(scaler, namespace, apps), 240, why)
+        before = replicas(apps, "wc")
+        assert before > MIN, why()
+
+        seen = broker_outage(broker, lambda: (replicas(apps, "wc"), *through_apiserver(kube, path)))
+        unknown = [s for s in seen if s[2] == 503 and "unknown: Kafka unavailable" in s[3]]
+        assert unknown, f"never said unknown while the broker was down: {seen}"
+        served = [s for s in seen if s[2] == 200 and s[0] > unknown[0][0]]
+        assert not served, f"a value served again with the broker still down: {served}"
+        assert min(r for _, r, _, _ in seen) >= before, seen
+        status = scaler.read_namespaced_horizontal_pod_autoscaler("wc", namespace).status
+        failed = {(c.type, c.status, c.reason) for c in status.conditions or []}
+        assert ("ScalingActive", "False", "FailedGetExternalMetric") in failed, status
+
+        served_again = lambda: through_apiserver(kube, path)[0] == 200  # noqa: E731
+        back = wait_for("the metric served again", served_again, 120, why)
+        assert replicas(apps, "wc") >= before, why()
+    finally:
+        sent = producer.stop()
+    total = sum(sent.values())
+    records = read_committed(broker.bootstrap_servers, output, lambda r: len(r) >= total, 180)
+    check_exact(records, sent)
+    print(
+        f"broker down {DOWNTIME:.0f}s: unknown {unknown[0][0]:.1f}s into it, replicas held at "
+        f"{before}, the value served again {back:.1f}s after the broker; {total} records exact"
+    )
