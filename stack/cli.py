@@ -68,7 +68,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     demo.add_argument("--partitions", type=int, help="input topic partitions (default 6)")
     demo.add_argument("--settle-timeout", type=float, help="seconds a step may take to settle")
     demo.add_argument(
-        "--brokers", type=_brokers, help="Kafka brokers, 1 or 3 (default 3; --quick: 1)"
+        "--brokers", type=_brokers, help="Kafka brokers: 1 (the default) or 3, replicated"
     )
     demo.add_argument(
         "--plain",

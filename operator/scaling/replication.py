@@ -16,6 +16,7 @@ from .model import Condition, Event, Replication, World
 
 TYPE = "KafkaReplicated"
 NAMED = 5  # partitions named in a message; the rest counted
+TOPICS = "the app's input and changelog topics"  # the ones the look reads
 
 
 def _named(parts: list[tuple[str, int]]) -> str:
@@ -33,9 +34,9 @@ def replication_condition(seen: Replication | None) -> Condition:
             TYPE,
             "False",
             "PartitionsOffline",
-            f"{len(offline)} partition(s) of the app's topics have no leader, so their "
-            f"tasks cannot run until a broker holding them is back: {_named(offline)} "
-            f"(brokers up: {brokers})",
+            f"{len(offline)} partition(s) of {TOPICS} have no leader, so their tasks cannot "
+            f"run until a broker holding them is back: {_named(offline)} (brokers up: "
+            f"{brokers})",
         )
     if seen.under_replicated:
         lagging = sorted(seen.under_replicated)
@@ -44,17 +45,17 @@ def replication_condition(seen: Replication | None) -> Condition:
             TYPE,
             "False",
             "UnderReplicated",
-            f"{len(lagging)} of {seen.partitions} partition(s) of the app's topics have "
-            f"replicas out of sync, on broker(s) {', '.join(map(str, out))} (brokers up: "
-            f"{brokers}): the app keeps processing while each keeps min.insync.replicas "
-            f"in sync; one more broker lost can stop its writes: {_named(lagging)}",
+            f"{len(lagging)} of {seen.partitions} partition(s) of {TOPICS} have replicas out "
+            f"of sync, on broker(s) {', '.join(map(str, out))} (brokers up: {brokers}): the "
+            f"app keeps processing while each keeps min.insync.replicas in sync; one more "
+            f"broker lost can stop its writes: {_named(lagging)}",
         )
     return Condition(
         TYPE,
         "True",
         "AllInSync",
-        f"all {seen.partitions} partition(s) of the app's topics have every replica in "
-        f"sync (brokers up: {brokers})",
+        f"all {seen.partitions} partition(s) of {TOPICS} have every replica in sync "
+        f"(brokers up: {brokers})",
     )
 
 

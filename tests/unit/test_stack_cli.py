@@ -37,10 +37,10 @@ def test_quick_changes_only_what_it_says_and_a_flag_wins() -> None:
     assert (given.prefill, given.live) == (5, False)
 
 
-def test_three_brokers_for_the_full_show_one_for_quick_and_for_stack_up() -> None:
+def test_one_broker_unless_three_are_asked_for() -> None:
     parse = build_parser().parse_args
-    assert demo_options(parse(["stack", "demo"])).brokers == 3
-    assert demo_options(parse(["stack", "demo", "--quick"])).brokers == 1
+    assert demo_options(parse(["stack", "demo"])).brokers == 1
+    assert demo_options(parse(["stack", "demo", "--brokers", "3"])).brokers == 3
     assert demo_options(parse(["stack", "demo", "--quick", "--brokers", "3"])).brokers == 3
     assert parse(["stack", "up"]).brokers == 1
     assert parse(["stack", "up", "--brokers", "3"]).brokers == 3
