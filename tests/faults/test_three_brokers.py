@@ -67,6 +67,14 @@ def changelogs(name: str, run: FaultRun) -> tuple[str, ...]:
     return (name,) if name.startswith(f"{run.app_id}-") else ()
 
 
+def restarts(apps: Apps) -> dict[str, int]:
+    """Each pod's container restarts: a worker that exited (worker/watchdog.py)."""
+    return {
+        name: sum(c.restart_count or 0 for c in pod.status.container_statuses or [])
+        for name, pod in apps.pods(NAME).items()
+    }
+
+
 def reason(apps: Apps, kind: str) -> str | None:
     found = apps.condition(NAME, kind)
     return found.reason if found is not None else None
@@ -104,16 +112,13 @@ def test_three_brokers_fault_mid_scale_up(  # noqa: PLR0917 (fixtures)
             what = f"broker {node.node_id} (the app's busiest leader) SIGKILLed: {outages[0]}"
         resumed = run.resumed(outages[-1].ended)
         balanced = run.balanced(4, timeout=240)
-        restarts = {
-            name: sum(c.restart_count or 0 for c in pod.status.container_statuses or [])
-            for name, pod in apps.pods("wc").items()
-        }
+        exits = restarts(apps)
     finally:
         run.stop()
     print(
         f"\n{fault} on three brokers mid-scale: {what}; every task committing again "
         f"{resumed:.1f}s after; balanced at 4 {balanced:.1f}s later; worker restarts "
-        f"{restarts}; {run.measured()}"
+        f"{exits}; {run.measured()}"
     )
     run.finish()
     # Not asserted yet: a worker whose Kafka call hangs past its bound across the restart
@@ -149,6 +154,7 @@ def test_one_broker_gone_for_good_the_app_goes_on_and_the_status_says_why(
         message = str(getattr(apps.condition(NAME, "KafkaReplicated"), "message", None))
         app = apps.get(NAME)
         reasons = {r for r, _ in apps.events(NAME)}
+        exits = restarts(apps)
     finally:
         run.stop()
     assert f"on broker(s) {gone.node_id}" in message, message
@@ -158,6 +164,6 @@ def test_one_broker_gone_for_good_the_app_goes_on_and_the_status_says_why(
     print(
         f"\nbroker {gone.node_id} gone for good: KafkaReplicated False {said:.1f}s after; "
         f"every task committing again {resumed:.1f}s after ({resumed - BROKER_SESSION:.1f}s "
-        f"after its fencing); {run.measured()}"
+        f"after its fencing); worker restarts {exits}; {run.measured()}"
     )
     run.finish()
