@@ -14,13 +14,11 @@ The suite's four checks follow: the scale completes (balanced at 4), every task 
 again within ``RESUME_BOUND`` of the fault's end, every count is exact, and no task ever
 had two owners. Worker restarts are counted and printed, not yet held to 0.
 
-Then one broker gone for good: the app keeps processing on two, and the status says the
-cluster is degraded (``KafkaReplicated``) without calling the app broken.
+(One broker gone for good is not here yet: docs/reliability.md, "Three brokers".)
 """
 
 from __future__ import annotations
 
-import time
 from collections import Counter
 from typing import Any
 
@@ -31,15 +29,10 @@ from segue.stack import KafkaCluster
 from segue.stack.apps import Apps
 from tests.operator.e2e import OperatorProcess, wait_for
 
-from .harness import NAME, FaultRun, Outage, outage, scaling_up, start
+from .harness import NAME, FaultRun, Outage, outage, scaling_up
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(900)]
 CRASH_DOWNTIME = 10.0
-# A crashed broker's leaderships move once the controller fences it, when its session
-# runs out (broker.session.timeout.ms, 9 s by default): that is the end of a fault that
-# never ends, from which the suite's bound counts.
-BROKER_SESSION = 9.0
-GOES_ON = 60.0  # seconds from a broker's loss until every task commits again, at most
 
 
 def in_sync(cluster: KafkaCluster) -> bool:
@@ -73,11 +66,6 @@ def restarts(apps: Apps) -> dict[str, int]:
         name: sum(c.restart_count or 0 for c in pod.status.container_statuses or [])
         for name, pod in apps.pods(NAME).items()
     }
-
-
-def reason(apps: Apps, kind: str) -> str | None:
-    found = apps.condition(NAME, kind)
-    return found.reason if found is not None else None
 
 
 def busiest_leader(cluster: KafkaCluster, run: FaultRun) -> int:
@@ -124,46 +112,3 @@ def test_three_brokers_fault_mid_scale_up(  # noqa: PLR0917 (fixtures)
     # Not asserted yet: a worker whose Kafka call hangs past its bound across the restart
     # still exits for its supervisor to restart it (worker/watchdog.py; issue 26 wants it
     # recovered in the process). Printed above and in docs/reliability.md.
-
-
-def test_one_broker_gone_for_good_the_app_goes_on_and_the_status_says_why(
-    kube: Any,
-    three_brokers: KafkaCluster,
-    apps: Apps,
-    operator: OperatorProcess,
-    pod_runner: Any,
-) -> None:
-    cluster = three_brokers
-    run = start(cluster, apps, operator, pod_runner, replicas=2)
-    try:
-        gone = cluster.node(busiest_leader(cluster, run))
-        gone.crash()  # not started again: the fixture does, after the test
-        crashed = time.monotonic()
-        said = wait_for(
-            "KafkaReplicated False",
-            lambda: reason(apps, "KafkaReplicated") == "UnderReplicated",
-            90,
-            run.why,
-        )
-        # The app goes on with two brokers. Not yet within the suite's 15 s of the fault's
-        # end (the broker fenced, BROKER_SESSION after the crash): 26 s after the crash
-        # was measured, so this bound says "goes on", and docs/reliability.md the rest.
-        resumed = run.resumed(crashed, bound=GOES_ON)
-        time.sleep(10)  # and keeps committing on two
-        run.resumed(time.monotonic() - 1)
-        message = str(getattr(apps.condition(NAME, "KafkaReplicated"), "message", None))
-        app = apps.get(NAME)
-        reasons = {r for r, _ in apps.events(NAME)}
-        exits = restarts(apps)
-    finally:
-        run.stop()
-    assert f"on broker(s) {gone.node_id}" in message, message
-    assert app["status"]["phase"] == "Running", app["status"]
-    assert reason(apps, "Degraded") == "AsExpected", apps.condition(NAME, "Degraded")
-    assert "UnderReplicated" in reasons
-    print(
-        f"\nbroker {gone.node_id} gone for good: KafkaReplicated False {said:.1f}s after; "
-        f"every task committing again {resumed:.1f}s after ({resumed - BROKER_SESSION:.1f}s "
-        f"after its fencing); worker restarts {exits}; {run.measured()}"
-    )
-    run.finish()
