@@ -31,7 +31,7 @@ from segue.operator.kstreams.answer import answered
 from segue.operator.kstreams.seen import GroupsSeen
 from segue.operator.metrics import OperatorMetrics
 from segue.operator.observe import KafkaObserveError, PodState
-from segue.operator.scaling import Plan, decide
+from segue.operator.scaling import KAFKA_UNAVAILABLE, Plan, decide, replication_unreadable
 from segue.operator.settings import OperatorSettings
 from segue.operator.world import Observed, Observer, input_sample
 from segue.protocol import DocumentError
@@ -181,7 +181,9 @@ class Reconciler:
             # its offsets. Said in Degraded; the next step that reaches Kafka clears it.
             self.metrics.errors.labels(namespace, name, type(exc).__name__).inc()
             log.warning("%s/%s: Kafka unavailable: %s", namespace, name, exc)
-            self.actor.refuse(target, "KafkaUnavailable", str(exc), time.time())
+            self.actor.refuse(
+                target, KAFKA_UNAVAILABLE, str(exc), time.time(), [replication_unreadable(str(exc))]
+            )
             self.signals.mark_unknown(namespace, name, f"Kafka unavailable: {exc}")
             return self.settings.error_backoff
         target = replace(target, app=app, secret_keys=observed.secret_keys)

@@ -11,6 +11,7 @@ state machine; the object builders are :mod:`.objects`, the writes :mod:`.apply`
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -167,21 +168,30 @@ class Actor:
         )
         self._patch_status(target, {"status": status.model_dump(mode="json", exclude_none=True)})
 
-    def refuse(self, target: Target, reason: str, message: str, now: float) -> None:
+    def refuse(
+        self,
+        target: Target,
+        reason: str,
+        message: str,
+        now: float,
+        unknown: Sequence[Condition] = (),
+    ) -> None:
         """Nothing can be decided: say why in ``Degraded`` (and once as a Warning event),
-        and leave everything running as it is. The other conditions stay as last written
-        (the app keeps running on what was decided before): a merge patch replaces the
-        whole list, so it is sent whole."""
+        and leave everything running as it is. ``unknown`` replaces conditions that the
+        cause makes unknowable (``KafkaReplicated`` while Kafka cannot be read); the others
+        stay as last written (the app keeps running on what was decided before). A merge
+        patch replaces the whole list, so it is sent whole."""
         try:
             before = StreamAppStatus.model_validate(target.raw_status or {}).conditions
         except ValueError:
             before = None
         old = find_condition(before, "Degraded")
-        degraded = condition(
-            Condition("Degraded", "True", reason, message), old, target.generation, now
-        )
-        kept = [c for c in before or [] if c.type != "Degraded"]
-        status = StreamAppStatus(phase="Degraded", conditions=[*kept, degraded])
+        fresh = [
+            condition(c, find_condition(before, c.type), target.generation, now)
+            for c in [Condition("Degraded", "True", reason, message), *unknown]
+        ]
+        kept = [c for c in before or [] if c.type not in {f.type for f in fresh}]
+        status = StreamAppStatus(phase="Degraded", conditions=[*kept, *fresh])
         self._patch_status(target, {"status": status.model_dump(mode="json", exclude_none=True)})
         if old is None or (old.status, old.reason, old.message) != ("True", reason, message):
             self.recorder.post(

@@ -20,6 +20,7 @@ from segue.operator.act.signal_status import from_status
 from segue.operator.api import GROUP, PLURAL, VERSION
 from segue.operator.autoscale import AppSignal
 from segue.operator.metricsapi.values import Refusal
+from segue.operator.scaling import KAFKA_UNAVAILABLE
 
 
 class StatusBoard:
@@ -44,7 +45,7 @@ class StatusBoard:
                 c
                 for c in status.get("conditions") or []
                 if (c.get("type"), c.get("status"), c.get("reason"))
-                == ("Degraded", "True", "KafkaUnavailable")
+                == ("Degraded", "True", KAFKA_UNAVAILABLE)
             ),
             None,
         )  # what the leader says while it cannot read the input: its signal is not one

@@ -25,8 +25,10 @@ from .model import (
     TaskFault,
     World,
 )
+from .replication import KAFKA_UNAVAILABLE, replication_unreadable
 
 __all__ = [
+    "KAFKA_UNAVAILABLE",
     "Assessment",
     "Condition",
     "Event",
@@ -45,5 +47,6 @@ __all__ = [
     "World",
     "decide",
     "from_document",
+    "replication_unreadable",
     "to_document",
 ]

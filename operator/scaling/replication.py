@@ -15,6 +15,10 @@ from __future__ import annotations
 from .model import Condition, Event, Replication, World
 
 TYPE = "KafkaReplicated"
+KAFKA_UNAVAILABLE = "KafkaUnavailable"
+"""The reason, in ``Degraded`` and here, while the shell cannot read the app's topics
+(brokers down, a wrong password): nothing is decided and the autoscaling signal is
+unknown (:mod:`segue.operator.metricsapi` reads it back from the status)."""
 NAMED = 5  # partitions named in a message; the rest counted
 TOPICS = "the app's input and changelog topics"  # the ones the look reads
 
@@ -57,6 +61,12 @@ def replication_condition(seen: Replication | None) -> Condition:
         f"all {seen.partitions} partition(s) of {TOPICS} have every replica in sync "
         f"(brokers up: {brokers})",
     )
+
+
+def replication_unreadable(why: str) -> Condition:
+    """While the cluster cannot be read at all, nothing is known of its replicas: a
+    ``True`` left from the last look would say all is well through an outage."""
+    return Condition(TYPE, "Unknown", KAFKA_UNAVAILABLE, f"the cluster cannot be read: {why}")
 
 
 def replication_events(world: World, now: Condition) -> list[Event]:

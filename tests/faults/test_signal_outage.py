@@ -51,6 +51,7 @@ class Look(NamedTuple):
     code: int  # the metric's HTTP status through the API server
     body: str
     scaling: str  # the HPA's ScalingActive condition: "status reason"
+    replicated: str  # the StreamApp's KafkaReplicated condition: "status reason"
 
 
 def broker_outage(broker: Any, look: Callable[[float], Look]) -> list[Look]:
@@ -104,7 +105,9 @@ def test_an_hpa_never_scales_down_on_a_signal_kafka_could_not_give(
         def look(at: float) -> Look:
             code, body = through_apiserver(kube, path)
             count = replicas(apps, "wc")
-            return Look(at, count, code, str(body), scaling_active(scaler, namespace))
+            kafka = apps.condition("wc", "KafkaReplicated")
+            said = f"{kafka.status} {kafka.reason}" if kafka else "none"
+            return Look(at, count, code, str(body), scaling_active(scaler, namespace), said)
 
         seen = broker_outage(broker, look)
         unknown = [s for s in seen if s.code == 503 and "unknown: Kafka unavailable" in s.body]
@@ -112,6 +115,9 @@ def test_an_hpa_never_scales_down_on_a_signal_kafka_could_not_give(
         served = [s for s in seen if s.code == 200 and s.at > unknown[0].at]
         assert not served, f"a value served again with the broker still down: {served}"
         assert min(s.replicas for s in seen) >= before, seen
+        # nothing said of the replicas that the operator could not read
+        assert "Unknown KafkaUnavailable" in {s.replicated for s in seen}, seen
+        assert "True AllInSync" not in {s.replicated for s in seen if s.at > unknown[0].at}, seen
         # the HPA said why it held (its next sync after the broker is back clears it)
         assert "False FailedGetExternalMetric" in {s.scaling for s in seen}, seen
 

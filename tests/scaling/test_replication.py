@@ -70,3 +70,15 @@ def test_partitions_without_a_leader_are_named_as_what_stops_their_tasks() -> No
     assert "in-4" in message
     assert "cannot run" in message
     assert ("Warning", "PartitionsOffline") in events(sim)
+
+
+def test_while_the_cluster_cannot_be_read_the_condition_is_unknown_and_says_why() -> None:
+    from segue.operator.scaling import KAFKA_UNAVAILABLE, Condition, replication_unreadable
+
+    said = replication_unreadable("KafkaError{code=_TRANSPORT}")
+    assert said == Condition(
+        "KafkaReplicated",
+        "Unknown",
+        KAFKA_UNAVAILABLE,
+        "the cluster cannot be read: KafkaError{code=_TRANSPORT}",
+    )
