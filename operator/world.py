@@ -40,6 +40,7 @@ from segue.operator.observe.agent import AgentReport
 from segue.operator.observe.kafka import Credentials
 from segue.operator.scaling import PodObs, Policy, Published, TaskFault, World, from_document
 from segue.operator.settings import OperatorSettings
+from segue.operator.stalls import TransactionWatch
 from segue.protocol import decode_configmap
 from segue.protocol.kstreams import KafkaStreamsAnswer, topology_of
 from segue.protocol.names import assignment_configmap
@@ -121,6 +122,7 @@ class Observer:
         self._topologies: dict[str, tuple[SubTopologyDescription, ...]] = {}
         self._pool = ThreadPoolExecutor(settings.scrape_workers, thread_name_prefix="segue-scrape")
         self._agents: dict[str, AgentPages] = {}  # app uid -> its Kafka Streams pods' pages
+        self.transactions = TransactionWatch()  # what each app's held-partition watch saw
 
     def close(self) -> None:
         self._pool.shutdown(wait=False, cancel_futures=True)
@@ -155,13 +157,16 @@ class Observer:
         secret = credentials(self.core, namespace, app)
         view = self.kafka(app.spec.kafka.bootstrap_servers, secret)
         topics = sorted({t for s in subs or () for t in (*s.source_topics, *s.changelog_topics)})
-        partitions, replication = view.layout(topics) if topics else ({}, None)
+        sinks = sorted({t for s in subs or () for t in s.sink_topics})
+        counts, replication = view.layout(topics, sinks) if topics else ({}, None)
+        partitions = {t: n for t, n in counts.items() if t in topics}
         changelogs = {
             t: partitions[t] for s in subs or () for t in s.changelog_topics if t in partitions
         }
-        ends = view.end_offsets(changelogs) if changelogs else {}
+        now, outputs = time.time(), {t: counts[t] for t in sinks if t in counts}
+        ends, stalls, watched = self.transactions.look(uid, view, changelogs, outputs, now)
         world = World(
-            now=time.time(),
+            now=now,
             app=name,
             application_id=app.spec.application_id,
             replicas=app.spec.replicas,
@@ -180,6 +185,9 @@ class Observer:
             topology_error=topology_error,
             template_hash=template_hash(app.spec),
             replication=replication,
+            stalls=stalls,
+            watched_since=watched,
+            bootstrap=app.spec.kafka.bootstrap_servers,
         )
         return Observed(
             world,
@@ -243,6 +251,7 @@ class Observer:
         for key in [k for k in self._topologies if k.startswith(f"{uid}/")]:
             del self._topologies[key]
         self._agents.pop(uid, None)
+        self.transactions.forget(uid)
 
 
 def input_sample(observed: Observed) -> Sample | None:

@@ -27,6 +27,7 @@ class SubTopologyDescription:
     changelog_topics: tuple[str, ...] = ()  # one per store, same order
     repartition_sources: tuple[str, ...] = ()  # the source topics the application owns
     partitions: int | None = None  # explicit size of the repartition sources, if declared
+    sink_topics: tuple[str, ...] = ()  # resolved names of the topics it writes (not stores)
 
     @property
     def stateful(self) -> bool:
@@ -40,6 +41,7 @@ class SubTopologyDescription:
             "changelogTopics": list(self.changelog_topics),
             "repartitionSources": list(self.repartition_sources),
             "partitions": self.partitions,
+            "sinkTopics": list(self.sink_topics),
         }
 
 
@@ -118,7 +120,11 @@ def _sub(item: Any, app: str, where: str) -> SubTopologyDescription:
         raise ValueError(
             f"{where}.partitions: expected null or an integer >= 1, got {partitions!r}"
         )
-    return SubTopologyDescription(sub_id, sources, stores, changelogs, repartition, partitions)
+    given = item.get("sinkTopics")
+    sinks = () if given is None else _names(given, f"{where}.sinkTopics")
+    return SubTopologyDescription(
+        sub_id, sources, stores, changelogs, repartition, partitions, sinks
+    )
 
 
 def _names(value: Any, where: str) -> tuple[str, ...]:

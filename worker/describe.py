@@ -33,6 +33,7 @@ def describe(topology: Topology, application_id: str) -> TopologyDescription:
                 changelog_topics=tuple(s.changelog(application_id) for s in sub.stores),
                 repartition_sources=tuple(s.topic(application_id) for s in internal),
                 partitions=explicit[0] if explicit else None,
+                sink_topics=tuple(k.topic(application_id) for k in sub.sinks),
             )
         )
     return TopologyDescription(application_id, tuple(subs))

@@ -96,10 +96,12 @@ class MemberStatus(StatusModel):
 
 
 class Condition(StatusModel):
-    """A standard condition: Balanced, Scaling, Degraded, Progressing or KafkaReplicated."""
+    """A standard condition: Balanced, Scaling, Degraded, Progressing, KafkaReplicated or
+    TransactionsEnded."""
 
     type: str
-    """Balanced, Scaling, Degraded, Progressing or KafkaReplicated."""
+    """Balanced, Scaling, Degraded, Progressing, KafkaReplicated or
+    TransactionsEnded."""
     status: Literal["True", "False", "Unknown"]
     reason: str
     """A CamelCase word for why the condition has its status."""

@@ -166,14 +166,17 @@ class KafkaView:
         """Partition counts of those of ``topics`` that exist; missing ones are absent."""
         return self.layout(topics)[0]
 
-    def layout(self, topics: Iterable[str]) -> tuple[dict[str, int], Replication]:
+    def layout(
+        self, topics: Iterable[str], also: Iterable[str] = ()
+    ) -> tuple[dict[str, int], Replication]:
         """Partition counts of those of ``topics`` that exist (missing ones are absent),
         and how their partitions are replicated: the brokers up, each partition's
-        replicas out of its ISR, the partitions without a leader.
+        replicas out of its ISR, the partitions without a leader. Topics in ``also``
+        are counted too (one in error is left out) but not in the replication.
 
         One metadata request for the whole cluster. A topic the broker reports
         with an error other than "unknown" (e.g. still being created) raises."""
-        wanted = set(topics)
+        wanted, also = set(topics), set(also) - set(topics)
         try:
             metadata = self.admin.list_topics(timeout=self.timeout)
         except KafkaException as exc:
@@ -181,23 +184,23 @@ class KafkaView:
         counts: dict[str, int] = {}
         lagging: dict[tuple[str, int], tuple[int, ...]] = {}
         offline: list[tuple[str, int]] = []
-        for name in sorted(wanted):
+        for name in sorted(wanted | also):
             topic = metadata.topics.get(name)
             if topic is None:
                 continue
             if topic.error is not None:
-                if topic.error.code() == KafkaError.UNKNOWN_TOPIC_OR_PART:
+                if topic.error.code() == KafkaError.UNKNOWN_TOPIC_OR_PART or name in also:
                     continue
                 raise KafkaObserveError(f"topic {name}: {topic.error}")
             counts[name] = len(topic.partitions)
-            for p in topic.partitions.values():
+            for p in topic.partitions.values() if name in wanted else ():
                 if p.leader < 0:
                     offline.append((name, p.id))
                 elif out := tuple(sorted(set(p.replicas) - set(p.isrs))):
                     lagging[(name, p.id)] = out
         seen = Replication(
             brokers=tuple(sorted(metadata.brokers)),
-            partitions=sum(counts.values()),
+            partitions=sum(n for t, n in counts.items() if t in wanted),
             under_replicated=lagging,
             offline=tuple(offline),
         )
@@ -260,12 +263,26 @@ class KafkaView:
     def _list_offsets(
         self, partitions: Mapping[str, int], which: str, isolation: IsolationLevel, label: str
     ) -> dict[tuple[str, int], int]:
+        out, failed = self.offsets_answered(partitions, which, isolation, label)
+        if failed:
+            raise KafkaObserveError(
+                f"{label} offsets unavailable: "
+                + "; ".join(f"{t}[{p}]: {why}" for (t, p), why in failed.items())
+            )
+        return out
+
+    def offsets_answered(
+        self, partitions: Mapping[str, int], which: str, isolation: IsolationLevel, label: str
+    ) -> tuple[dict[tuple[str, int], int], dict[tuple[str, int], str]]:
+        """One ListOffsets call (``which``: ``latest`` or ``earliest``): the offsets of
+        the partitions that answered, and why each other one did not. Raises only if
+        the call as a whole fails."""
         spec: Any = getattr(OffsetSpec, which)  # untyped in confluent-kafka's stubs
         request = {
             TopicPartition(topic, p): spec() for topic, n in partitions.items() for p in range(n)
         }
         if not request:
-            return {}
+            return {}, {}
         try:
             futures = self.admin.list_offsets(
                 request, isolation_level=isolation, request_timeout=self.timeout
@@ -273,18 +290,16 @@ class KafkaView:
         except KafkaException as exc:
             raise self._failed(f"{label} offsets of {dict(partitions)}", exc) from exc
         out: dict[tuple[str, int], int] = {}
-        failed: list[str] = []
+        failed: dict[tuple[str, int], str] = {}
         for tp, future in sorted(futures.items(), key=lambda kv: (kv[0].topic, kv[0].partition)):
-            where = f"{tp.topic}[{tp.partition}]"
+            where = (tp.topic, tp.partition)
             try:
-                out[(tp.topic, tp.partition)] = int(future.result(timeout=self.timeout).offset)
+                out[where] = int(future.result(timeout=self.timeout).offset)
             except KafkaException as exc:
-                failed.append(f"{where}: {_reason(exc)}")
+                failed[where] = _reason(exc)
             except TimeoutError:
-                failed.append(f"{where}: no answer in {self.timeout}s")
-        if failed:
-            raise KafkaObserveError(f"{label} offsets unavailable: " + "; ".join(failed))
-        return out
+                failed[where] = f"no answer in {self.timeout}s"
+        return out, failed
 
 
 def _reason(exc: KafkaException) -> str:

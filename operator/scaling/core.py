@@ -20,6 +20,7 @@ from .assessment import assess
 from .events import degraded_events, membership_events, publish_events
 from .facts import gather_facts, settled
 from .handovers import track_handovers
+from .hanging import hanging_condition, hanging_events
 from .hold import placement as hold_placement
 from .inventory import Degradation, Inventory, inventory_of
 from .model import (
@@ -129,9 +130,9 @@ def decide(world: World) -> Plan:
         overdue=roster.overdue,
     )
     status = assess(facts)
-    kafka = replication_condition(world.replication)
-    status = replace(status, conditions=(*status.conditions, kafka))
-    events += replication_events(world, kafka)
+    kafka, ended = replication_condition(world.replication), hanging_condition(world)
+    status = replace(status, conditions=(*status.conditions, kafka, ended))
+    events += [*replication_events(world, kafka), *hanging_events(world, ended)]
     if memory.forced_at is not None and settled(memory, _learning(in_force), facts.pending):
         # the forced handovers have completed: the condition has said its piece
         memory = replace(memory, forced_at=None)

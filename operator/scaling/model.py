@@ -154,6 +154,15 @@ class Replication:
 
 
 @dataclass(frozen=True)
+class Stall:
+    """A sink or changelog partition whose last stable offset is below its high watermark
+    (an open transaction holds it), and since when at that offset (:mod:`.hanging`)."""
+
+    stable: int  # the last stable offset: where the open transaction's first record is
+    since: float  # first seen there (or when the shell's watch began)
+
+
+@dataclass(frozen=True)
 class World:
     """One observation of one StreamApp."""
 
@@ -172,6 +181,12 @@ class World:
     topology_error: str | None = None  # why the topology could not be read
     template_hash: str = ""  # of the spec's pod-defining part ("": do not roll)
     replication: Replication | None = None  # None: not read this look
+    # The app's sink and changelog partitions held below their high watermark, as the
+    # shell watched them since ``watched_since`` (None: not read this look); the
+    # bootstrap servers the commands that end a held one go to (:mod:`.hanging`)
+    stalls: Mapping[tuple[str, int], Stall] | None = None
+    watched_since: float | None = None
+    bootstrap: str = ""
 
 
 @dataclass(frozen=True)

@@ -122,12 +122,16 @@ def start(
     lines: int = 3000,
     rate: float = 100,
     env: dict[str, str] | None = None,
+    described: bool = False,
     **scaling: Any,
 ) -> FaultRun:
     """Create WordCount (``replicas`` pods, ``lines`` of prefilled state, then
     ``rate`` lines/s; ``env`` for the pods), wait until balanced, and start watching
-    progress and owners."""
+    progress and owners. ``described``: no ``spec.topology``, the operator reads the
+    workers' ``/topology`` (which also names the sink topics)."""
     body, source, output = wordcount(kafka, NAME, replicas, env=env, **scaling)
+    if described:
+        del body["spec"]["topology"]
     app_id = body["spec"]["applicationId"]
     why, before, producer = running(
         kafka, apps, operator, pod_runner, body=body, source=source, replicas=replicas,

@@ -45,6 +45,7 @@ def test_describe_wordcount_under_another_application_id() -> None:
                 "changelogTopics": [],
                 "repartitionSources": [],
                 "partitions": None,
+                "sinkTopics": ["wc-prod-counts-store-repartition"],
             },
             {
                 "id": 1,
@@ -53,6 +54,7 @@ def test_describe_wordcount_under_another_application_id() -> None:
                 "changelogTopics": ["wc-prod-counts-store-changelog"],
                 "repartitionSources": ["wc-prod-counts-store-repartition"],
                 "partitions": None,
+                "sinkTopics": ["counts"],
             },
         ],
     }
@@ -74,6 +76,7 @@ def test_describe_explicit_repartition_sizes_and_several_sources() -> None:
         "changelogTopics": ["joins-a-changelog", "joins-b-changelog"],
         "repartitionSources": ["joins-by-user-repartition"],
         "partitions": 12,
+        "sinkTopics": [],
     }
 
 
@@ -81,7 +84,11 @@ def test_parse_what_describe_serves() -> None:
     doc = describe(tally.topology(input="in", output="out"), "tally-7").document()
     assert parse_topology(doc) == TopologyDescription(
         "tally-7",
-        (SubTopologyDescription(0, ("in",), ("counts",), ("tally-7-counts-changelog",), (), None),),
+        (
+            SubTopologyDescription(
+                0, ("in",), ("counts",), ("tally-7-counts-changelog",), (), None, ("out",)
+            ),
+        ),
     )
     assert parse_topology(doc, application_id="tally-7") == parse_topology(doc)
 
