@@ -1,34 +1,20 @@
-"""An active task: process input records and commit them exactly once.
+"""An active task: process input records, which its transaction commits exactly once.
 
-Each active task owns one producer. In exactly-once mode (the default) it is
-transactional with ``transactional.id = <application>-<task>``: the processor's
-output, the task's changelog records and its input offsets (group id = the
-application id) commit in one Kafka transaction, and a newer owner's
-``init_transactions`` fences this one at the broker (``TaskFenced``). A
-transaction begins with the first record after a commit and is committed once
-it is ``commit_interval`` old, so no transaction stays open while the task is
-idle. Stores (``state.store``) reach disk only after the commit. ``runtime``
-decides when a task starts, stops or is torn down; this module only runs it.
+Each active task owns one producer and its transaction (``transaction``): this module
+runs the processor on each record, routes what it emits to the sinks, applies the
+error policy to a record it cannot process (``on_error``: stop, skip or dead-letter),
+and keeps the input offsets the next commit sends. ``runtime`` decides when a task
+starts, stops or is torn down; ``processing`` runs it.
 """
 
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Callable
-from typing import Any
 
-from confluent_kafka import Consumer, KafkaError, KafkaException, Message, Producer, TopicPartition
+from confluent_kafka import Consumer, Message, Producer
 
-from segue.worker.closing import close_later
 from segue.worker.context import TaskContext, headers_of, raw_bytes
-from segue.worker.kafka import (
-    ABORT_TIMEOUT,
-    CLOSE_TIMEOUT,
-    COMMIT_GRACE,
-    COMMIT_TIMEOUT,
-    is_fenced,
-)
 from segue.worker.processor import Record
 from segue.worker.serdes import MalformedRecord
 from segue.worker.state.engine import StoreCorrupt
@@ -36,24 +22,16 @@ from segue.worker.state.store import TaskStore
 from segue.worker.topics import dead_letter_topic
 from segue.worker.topology import SubTopology, TopicSpec
 from segue.worker.trace import phase
-from segue.worker.watchdog import bounded
+from segue.worker.transaction import TaskTransaction
 
 log = logging.getLogger(__name__)
-
-
-class TaskFenced(Exception):
-    """Another owner took the task over: tear it down, do not retry."""
-
-
-class TaskAborted(Exception):
-    """The transaction was aborted (not fenced): restart the task from its commit."""
 
 
 class TaskFailed(Exception):
     """The error policy stopped the task (a malformed record or a processor error)."""
 
 
-class ActiveTask:
+class ActiveTask(TaskTransaction):
     def __init__(
         self,
         task_id: str,
@@ -68,26 +46,22 @@ class ActiveTask:
         commit_interval: float = 0.1,
         on_skip: Callable[[str], None] | None = None,
     ) -> None:
-        self.task_id = task_id
+        super().__init__(
+            task_id,
+            producer=producer,
+            stores=stores,
+            consumer=consumer,
+            exactly_once=exactly_once,
+            commit_interval=commit_interval,
+        )
         self.sub = sub
         self.application_id = application_id
         self.member = member
-        self.producer = producer
-        self.stores = stores
-        self.consumer = consumer
-        self.exactly_once = exactly_once
-        self.commit_interval = commit_interval
         self.on_skip = on_skip or (lambda reason: None)
         self.sources: dict[str, TopicSpec] = {s.topic(application_id): s for s in sub.sources}
         self.sinks: dict[str, TopicSpec] = {s.ref: s for s in sub.sinks}
         self.ctx = TaskContext(task_id, member, stores, self.sinks, application_id)
         self.processed = 0
-        self.commits = 0
-        self.in_txn = False
-        self.txn_started = 0.0
-        self._offsets: dict[tuple[str, int], int] = {}
-        self._changelog_last: dict[str, int] = {}
-        self._delivery_error: KafkaError | None = None
 
     # -- records --
 
@@ -160,134 +134,6 @@ class ActiveTask:
             )
         self.on_skip(kind)
 
-    def _produce(
-        self,
-        topic: str,
-        *,
-        key: bytes | None,
-        value: bytes | None,
-        partition: int | None = None,
-        timestamp: int | None = None,
-        headers: list[tuple[str, bytes]] | None = None,
-        on_delivery: Callable[[KafkaError | None, Message], None] | None = None,
-    ) -> None:
-        kwargs: dict[str, Any] = {
-            "key": key,
-            "value": value,
-            "on_delivery": on_delivery or self._delivered,
-        }
-        if partition is not None:
-            kwargs["partition"] = partition
-        if timestamp:
-            kwargs["timestamp"] = timestamp
-        if headers:
-            kwargs["headers"] = headers
-        while True:
-            try:
-                self.producer.produce(topic, **kwargs)
-                return
-            except BufferError:
-                self.producer.poll(0.05)
-            except KafkaException as exc:
-                self._raise_for(exc.args[0], "produce")
-
-    def _delivered(self, error: KafkaError | None, msg: Message) -> None:
-        if error is not None and self._delivery_error is None:
-            self._delivery_error = error
-
-    # -- transactions --
-
-    def _begin(self) -> None:
-        if self.in_txn:
-            return
-        if self.exactly_once:
-            try:
-                self.producer.begin_transaction()
-            except KafkaException as exc:
-                self._raise_for(exc.args[0], "begin_transaction")
-        self.in_txn = True
-        self.txn_started = time.monotonic()
-
-    def commit_due(self, now: float) -> bool:
-        return self.in_txn and now - self.txn_started >= self.commit_interval
-
-    def commit(self, timeout: float = COMMIT_TIMEOUT) -> None:
-        """Write the changelog, commit output + changelog + offsets, then the stores."""
-        if not self.in_txn:
-            return
-        began = time.monotonic()
-        self._changelog_last.clear()
-        for store in self.stores.values():
-            callback = self._changelog_callback(store.name)
-            for key, value in store.changelog_writes().items():
-                self._produce(
-                    store.changelog,
-                    key=key,
-                    value=value,
-                    partition=store.partition,
-                    on_delivery=callback,
-                )
-        try:
-            with bounded("flush", timeout, COMMIT_GRACE):
-                undelivered = self.producer.flush(timeout)
-        except KafkaException as exc:
-            self._raise_for(exc.args[0], "flush")
-        if undelivered > 0:
-            raise TaskAborted(f"task {self.task_id}: output not delivered within {timeout}s")
-        if self._delivery_error is not None:
-            self._raise_for(self._delivery_error, "delivery")
-        offsets = [TopicPartition(t, p, o) for (t, p), o in sorted(self._offsets.items())]
-        try:
-            if self.exactly_once:
-                if offsets:
-                    with bounded("send_offsets_to_transaction", timeout, COMMIT_GRACE):
-                        self.producer.send_offsets_to_transaction(
-                            offsets, self.consumer.consumer_group_metadata(), timeout
-                        )
-                with bounded("commit_transaction", timeout, COMMIT_GRACE):
-                    self.producer.commit_transaction(timeout)
-            elif offsets:
-                with bounded("commit", timeout, COMMIT_GRACE):  # takes no timeout
-                    self.consumer.commit(offsets=offsets, asynchronous=False)
-        except KafkaException as exc:
-            self._raise_for(exc.args[0], "commit")
-        for store in self.stores.values():
-            store.commit(self._changelog_last.get(store.name))
-        self._offsets.clear()
-        self.in_txn = False
-        if not self.commits:
-            phase(self.task_id, "first-commit", f"seconds={time.monotonic() - began:.3f}")
-        self.commits += 1
-
-    def _changelog_callback(self, store: str) -> Callable[[KafkaError | None, Message], None]:
-        def delivered(error: KafkaError | None, msg: Message) -> None:
-            if error is not None:
-                self._delivered(error, msg)
-            else:
-                offset = int(msg.offset() or 0)
-                self._changelog_last[store] = max(self._changelog_last.get(store, -1), offset)
-
-        return delivered
-
-    def _raise_for(self, error: KafkaError, what: str) -> None:
-        if is_fenced(error):
-            raise TaskFenced(f"task {self.task_id}: fenced during {what}: {error}")
-        raise TaskAborted(f"task {self.task_id}: {what} failed: {error}")
-
     def abort(self) -> None:
-        """Drop the open transaction (the broker discards its records)."""
-        for store in self.stores.values():
-            store.abort()
-        self._offsets.clear()
         self.ctx.outgoing.clear()
-        if self.in_txn and self.exactly_once:
-            try:
-                with bounded("abort_transaction", ABORT_TIMEOUT):
-                    self.producer.abort_transaction(ABORT_TIMEOUT)
-            except KafkaException as exc:
-                log.warning("task %s: abort_transaction failed: %s", self.task_id, exc)
-        self.in_txn = False
-
-    def close(self) -> None:
-        """Close the producer off the loop (``closing``): the transaction is over."""
-        close_later(f"task {self.task_id}", self.producer.close, CLOSE_TIMEOUT)
+        super().abort()

@@ -98,7 +98,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     add(
         "--stuck-exit-after",
         type=float,
-        help="seconds a Kafka call may stay stuck past its bound before the worker exits "
+        help="seconds a Kafka call on the main loop may stay stuck past its bound before "
+        "the worker exits; a task's stuck commit is abandoned instead "
         "(env SEGUE_STUCK_EXIT_AFTER; default 2)",
     )
     add(

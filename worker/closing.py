@@ -5,12 +5,14 @@ can block for its whole ``CLOSE_TIMEOUT`` (seen: 30 s on a producer fenced
 mid-transaction, while librdkafka tried to abort what the broker had already
 ended). Run on the main loop, that stalls every other task of the worker: none
 commits, and the watchdog ends the process. By the time a producer is closed,
-its task no longer uses it: the transaction is committed or aborted, or the
-producer is fenced, so it can write nothing a reader would see. Closing it on a
-thread of its own is therefore safe, and the loop moves on at once.
+its task no longer uses it: the transaction is committed, or left to abort here
+first (``active.ActiveTask.abort``), or the producer is fenced or abandoned, so
+it can write nothing a reader would see. Closing it on a thread of its own is
+therefore safe, and the loop moves on at once.
 
 ``active`` hands its producers here; ``runtime`` waits for the closes still in
-flight when the worker stops (``drain``), bounded by the shutdown deadline.
+flight when the worker stops (``drain``), bounded by the shutdown deadline, but
+not for a producer abandoned in a hung call (``committing``).
 """
 
 from __future__ import annotations
@@ -26,8 +28,11 @@ _lock = threading.Lock()
 _closing: set[threading.Thread] = set()
 
 
-def close_later(what: str, close: Callable[[], object], slow_after: float) -> threading.Thread:
-    """Run ``close`` on a daemon thread; log if it takes longer than ``slow_after``."""
+def close_later(
+    what: str, close: Callable[[], object], slow_after: float, drained: bool = True
+) -> threading.Thread:
+    """Run ``close`` on a daemon thread; log if it takes longer than ``slow_after``.
+    ``drained``: :func:`drain` waits for it (not for a producer hung in a call)."""
 
     def run() -> None:
         began = time.monotonic()
@@ -42,8 +47,9 @@ def close_later(what: str, close: Callable[[], object], slow_after: float) -> th
             _closing.discard(threading.current_thread())
 
     thread = threading.Thread(target=run, name=f"segue-close-{what}", daemon=True)
-    with _lock:
-        _closing.add(thread)
+    if drained:
+        with _lock:
+            _closing.add(thread)
     thread.start()
     return thread
 

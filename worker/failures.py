@@ -16,10 +16,11 @@ from dataclasses import dataclass
 from segue.protocol.reports import AssignmentErrorReason, TaskErrorReason
 from segue.protocol.tasks import TaskId
 from segue.worker import metrics
-from segue.worker.active import TaskAborted, TaskFailed, TaskFenced
+from segue.worker.active import TaskFailed
 from segue.worker.state.engine import StoreCorrupt, StoreFull, StoreLocked
 from segue.worker.state.restore import RestoreError
 from segue.worker.topics import Resolution, ResolvedSub
+from segue.worker.transaction import TaskAborted, TaskFenced
 
 FIRST_RETRY = 0.5  # seconds before the first retry; doubles per failure
 MAX_RETRY = 10.0  # a fixed cause is picked up within 10 s (issue 14: resume in 15 s)

@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -26,6 +27,7 @@ from confluent_kafka.admin import AdminClient
 from confluent_kafka.admin._listoffsets import OffsetSpec
 from confluent_kafka.cimpl import NewTopic
 
+from segue.protocol import transactions
 from segue.worker.topics import InternalTopic
 from segue.worker.watchdog import bounded
 
@@ -35,11 +37,11 @@ log = logging.getLogger(__name__)
 CLOSE_TIMEOUT = 30.0  # Producer.close() aborts an open transaction and flushes first
 # A running task's flush, send_offsets and commit, each: well inside the transaction's
 # life (transaction.timeout.ms below), and a hung one is told from a slow one
-# COMMIT_GRACE past that, 5 s in all: with the exit 2 s later (watchdog.EXIT_AFTER)
-# and a restart, an owner librdkafka leaves hanging after a broker restart processes
-# again within 15 s of the broker serving (tests/faults/test_restart.py; with the
-# former 10 s + 5 s + 5 s it took 23 s, twice). A commit that is merely slow fails
-# after 3 s and the task restarts from its last commit: nothing lost or doubled.
+# COMMIT_GRACE past that, 5 s in all: the loop then abandons the commit's thread and
+# fences its producer anew (worker/committing.py), so an owner librdkafka leaves hanging
+# after a broker restart processes again within 15 s of the broker serving
+# (tests/faults/test_restart.py). A commit that is merely slow fails after 3 s and the
+# task restarts from its last commit: nothing lost or doubled.
 COMMIT_TIMEOUT = 3.0
 COMMIT_GRACE = 2.0
 ABORT_TIMEOUT = 10.0
@@ -85,9 +87,11 @@ def producer_config(bootstrap: str, txn_id: str | None, extra: dict[str, Any]) -
     }
     if txn_id is not None:
         config["transactional.id"] = txn_id
+        # The broker's logs, metrics and client quotas tell each task's producer apart.
+        config["client.id"] = txn_id
         # A dead owner's open transaction blocks readers of its topics (read_committed)
         # until the next owner fences it or this timeout aborts it.
-        config["transaction.timeout.ms"] = 10_000
+        config["transaction.timeout.ms"] = transactions.TIMEOUT_MS
         # init_transactions retries while the previous owner's transaction completes
         # (CONCURRENT_TRANSACTIONS); the default backoff (100 ms doubling to 1 s)
         # lands in every handover pause.
@@ -165,6 +169,8 @@ class Admin:
                 with bounded("create_topics", timeout):
                     future.result(timeout=timeout)
                 log.info("created topic %s", name)
+            except TimeoutError as exc:  # the callers retry a KafkaException
+                raise KafkaException(KafkaError(KafkaError._TIMED_OUT, f"{name}: {exc!r}")) from exc
             except KafkaException as exc:
                 if exc.args[0].code() != KafkaError.TOPIC_ALREADY_EXISTS:
                     raise
@@ -190,10 +196,14 @@ class Admin:
             return {}
         futures = self.client.list_offsets(request, isolation_level=level, request_timeout=timeout)
         out: dict[tuple[str, int], int] = {}
+        deadline = time.monotonic() + timeout  # one bound for all: they wait on one request
         for tp, future in futures.items():
             try:
                 with bounded("list_offsets", timeout):
-                    out[(tp.topic, tp.partition)] = future.result(timeout=timeout).offset
-            except KafkaException as exc:
-                log.debug("end offset of %s[%d] unavailable: %s", tp.topic, tp.partition, exc)
+                    left = max(0.0, deadline - time.monotonic())
+                    out[(tp.topic, tp.partition)] = future.result(timeout=left).offset
+            except (KafkaException, TimeoutError) as exc:
+                # No answer in time (a leader moving, a broker gone) is an unknown end,
+                # as an error is: never the worker's end (seen: a three-broker restart).
+                log.debug("end offset of %s[%d] unavailable: %r", tp.topic, tp.partition, exc)
         return out

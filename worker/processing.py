@@ -21,9 +21,11 @@ from functools import partial
 from confluent_kafka import Consumer, KafkaException, Message, Producer
 
 from segue.protocol.reports import TaskErrorReason, TaskState
-from segue.worker.active import ActiveTask, TaskAborted, TaskFailed, TaskFenced
+from segue.worker.active import ActiveTask
+from segue.worker.committing import Committing
 from segue.worker.failures import Cause, Failure, failure_of
-from segue.worker.fencing import Fenced, Starting, fence_all, in_parallel
+from segue.worker.fencing import Fenced, Starting, fence_all
+from segue.worker.guard import FailTask, guarded
 from segue.worker.hanging import Highs
 from segue.worker.inputs import InputRouter, source_inputs
 from segue.worker.kafka import is_fenced
@@ -33,8 +35,6 @@ from segue.worker.state.engine import StoreCorrupt, StoreFull, StoreLocked
 from segue.worker.trace import phase
 
 log = logging.getLogger(__name__)
-
-FailTask = Callable[[Task, Failure], None]
 
 
 class Processing:
@@ -61,6 +61,7 @@ class Processing:
         self.fail = fail
         self.highs = highs
         self.router: InputRouter[Task] = InputRouter(consumer)
+        self.committing = Committing(self.fail)
         self.processed_total: dict[str, int] = {}  # by active instances that ended
         self.skipped: dict[tuple[str, str], int] = {}
 
@@ -166,7 +167,9 @@ class Processing:
         removed = [k for k in task.inputs if k not in inputs]
         if not added and not removed:
             return
-        task.active.commit()  # offsets of partitions it stops reading are committed first
+        # offsets of partitions it stops reading are committed first
+        if not self.committing.now([task], resume=True)[task.name] or task.active is None:
+            return
         self.router.unassign(removed)
         if added:
             self.router.assign_committed(task, added)
@@ -177,34 +180,32 @@ class Processing:
 
     def release(self, tasks: list[Task], timeout: float = 30.0) -> None:
         """Commit the open transactions of tasks about to stop being active, all at
-        once, so the new owners' fences find them finished (``fencing.in_parallel``)."""
-        actives = [
-            t.active
-            for t in tasks
-            if t.active is not None and t.state is TaskState.RUNNING and t.active.in_txn
-        ]
+        once (each on its thread: ``committing``), so the new owners' fences find them
+        finished. One that fails or is stuck is aborted: its next owner reads again
+        what it had not committed."""
+        running = [t for t in tasks if t.active is not None and t.state is TaskState.RUNNING]
         began = time.monotonic()
-        results = in_parallel([partial(a.commit, timeout) for a in actives])
+        done = self.committing.now(running, resume=False, timeout=timeout)
         took = time.monotonic() - began
-        for active, exc in zip(actives, results, strict=True):
-            if exc is not None:
-                log.warning("task %s: final commit failed: %s", active.task_id, exc)
-                active.abort()
+        for task in running:
+            if task.active is None:
+                continue
+            if done[task.name]:
+                phase(task.name, "released", f"seconds={took:.3f}")
             else:
-                phase(active.task_id, "released", f"seconds={took:.3f}")
+                log.warning("task %s: final commit failed", task.name)
+                task.active.abort()
 
     def deactivate(self, task: Task, commit: bool, timeout: float = 30.0) -> None:
         """End the task's active instance, if any: commit (if asked, and running) or
         abort its transaction, close its producer; stop its input and restoration."""
+        if commit and task.state is TaskState.RUNNING:
+            committed = self.committing.now([task], resume=False, timeout=timeout)[task.name]
+        else:
+            self.committing.settle(task, resume=False, timeout=timeout)
+            committed = False  # what is still open is aborted
         active, task.active = task.active, None
         if active is not None:
-            committed = False
-            if commit and task.state is TaskState.RUNNING:
-                try:
-                    active.commit(timeout)
-                    committed = True
-                except Exception as exc:  # whatever happened, the transaction is over
-                    log.warning("task %s: final commit failed: %s", task.name, exc)
             if not committed:
                 active.abort()  # also drops the stores' uncommitted writes
             active.close()
@@ -225,39 +226,14 @@ class Processing:
             task = self.router.owner_of(msg)
             if task is None or task.active is None:
                 continue  # revoked after it was fetched
-            self._guard(task, task.active.process, msg)
+            if not self.committing.hold(task.name, msg):
+                self._guard(task, task.active.process, msg)
 
     def commit_due(self, tasks: Iterable[Task], now: float) -> None:
-        for task in list(tasks):
-            if task.active is not None and task.active.commit_due(now):
-                self._guard(task, task.active.commit)
+        self.committing.due(tasks, now)
 
-    def _guard(self, task: Task, call: Callable[..., None], *args: object) -> None:
-        try:
-            try:
-                call(*args)
-            except SystemError as exc:
-                # confluent-kafka reports a KafkaException that was pending while it
-                # ran a Python callback (a fatal fence during flush()) as a SystemError
-                # chained to it: handle the Kafka error itself.
-                if isinstance(exc.__cause__, KafkaException):
-                    raise exc.__cause__ from exc
-                # Sometimes it loses the Kafka error on the way ("returned NULL without
-                # setting an exception"): seen only when a fatal fence lands mid-flush.
-                # The producer is unusable either way; taking the task down until a
-                # generation assigns it again is the safe reading (a retry would fence
-                # the owner that fenced us).
-                raise TaskFenced(
-                    f"task {task.name}: the producer failed fatally ({exc}); treated as fenced"
-                ) from exc
-        except KafkaException as exc:
-            if is_fenced(exc.args[0]):
-                fenced = TaskFenced(f"task {task.name}: {exc.args[0]}")
-                self.fail(task, failure_of(fenced, TaskErrorReason.FENCED))
-            else:
-                self.fail(task, failure_of(exc, TaskErrorReason.TRANSACTION_ABORTED))
-        except (TaskFailed, TaskFenced, TaskAborted, StoreCorrupt, StoreFull) as exc:
-            self.fail(task, failure_of(exc, TaskErrorReason.TRANSACTION_ABORTED))
+    def _guard(self, task: Task, call: Callable[..., None], *args: object) -> bool:
+        return guarded(task, self.fail, call, *args)
 
     def _count_skip(self, task: str, reason: str) -> None:
         self.skipped[(task, reason)] = self.skipped.get((task, reason), 0) + 1

@@ -20,12 +20,12 @@ from collections.abc import Callable, Iterable, Mapping
 from confluent_kafka import KafkaException
 
 from segue.protocol.reports import TaskErrorReason, TaskState
-from segue.worker.active import TaskAborted, TaskFenced
 from segue.worker.failures import Failure, blocker, failure_of
 from segue.worker.ownership import Task
 from segue.worker.restoring import Restoration
 from segue.worker.state.engine import StoreCorrupt, StoreFull, StoreLocked
 from segue.worker.topics import ResolvedSub
+from segue.worker.transaction import TaskAborted, TaskFenced
 
 log = logging.getLogger(__name__)
 

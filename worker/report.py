@@ -3,8 +3,8 @@
 Runs on the main loop (``runtime``) and reads only the task set's read-only
 views (``taskset.TaskSet.reports``, ``failures``, ...); the HTTP thread only ever
 sees the immutable ``metrics.Snapshot`` built here. End offsets come from one
-batched read_committed ListOffsets call every few seconds
-(``kafka.Admin.end_offsets``), plus the partition-EOF events the restorer sees;
+batched read_committed ListOffsets call every few seconds, off the loop
+(``ends``), plus the partition-EOF events the restorer sees;
 a running active task counts as caught up (lag 0), as docs/protocol.md says.
 Every task that cannot run now becomes one ``segue_task_error`` sample.
 """
@@ -14,33 +14,16 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
-from confluent_kafka import KafkaException
-
 from segue.protocol.reports import TaskState
-from segue.worker.kafka import Admin
 from segue.worker.metrics import Snapshot, StoreReport, TaskErrorReport, TaskReport
 from segue.worker.state.engine import directory_bytes
 from segue.worker.state.layout import StateLayout
-from segue.worker.state.restore import Restorer
 from segue.worker.taskset import TaskSet
 
 if TYPE_CHECKING:
     from segue.worker.runtime import Worker
 
 log = logging.getLogger(__name__)
-
-
-def refresh_ends(tasks: TaskSet, restorer: Restorer, admin: Admin) -> None:
-    keys = tasks.changelog_partitions()
-    if not keys:
-        return
-    try:
-        ends = admin.end_offsets(keys, timeout=2.0)
-    except KafkaException as exc:
-        log.debug("end offsets unavailable: %s", exc)
-        return
-    restorer.update_ends(ends)
-    tasks.update_ends({keys[key]: end for key, end in ends.items() if key in keys})
 
 
 def state_sizes(tasks: TaskSet, layout: StateLayout) -> dict[str, int]:

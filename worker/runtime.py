@@ -27,6 +27,7 @@ from segue.protocol.tasks import Expansion, TaskId
 from segue.worker import closing, kafka, report
 from segue.worker.config import WorkerConfig
 from segue.worker.diff import diff
+from segue.worker.ends import EndsReader
 from segue.worker.failures import Cause, refusal_of
 from segue.worker.metrics import WorkerMetrics
 from segue.worker.state.layout import StateLayout
@@ -63,6 +64,7 @@ class Worker:
             restore_consumer, config.restore_batch, standby_rate=config.standby_restore_rate
         )
         self.layout = StateLayout(config.state_dir, self.application_id)
+        self.ends = EndsReader(self.admin)
         exactly_once = config.processing_guarantee == "exactly_once"
 
         def producer_for(task: str) -> Producer:
@@ -235,7 +237,7 @@ class Worker:
                 self._transition(name, self.tasks.start, name, *start)
             if now - last_ends >= ENDS_EVERY:
                 last_ends = now
-                report.refresh_ends(self.tasks, self.restorer, self.admin)
+                self.ends.step(self.tasks, self.restorer)
             if now - last_sizes >= SIZES_EVERY:
                 last_sizes = now
                 self.sizes = report.state_sizes(self.tasks, self.layout)

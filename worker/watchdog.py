@@ -13,11 +13,17 @@ So the watchdog keeps the calls in flight where another thread can see them:
 - :func:`monitor` exits the process once a call is stuck ``exit_after`` seconds
   past its bound, without waiting for a probe.
 
-Exiting is the exactly-once choice: the hung client cannot be unwound from
-another thread, and a dead process owns nothing. Its open transaction is aborted
-by the broker (``transaction.timeout.ms``) or fenced by the next
-``init_transactions`` of the same transactional id; its input offsets were only
-ever committed inside transactions, so nothing is lost or counted twice.
+Exiting is the exactly-once choice for a call on the main loop: the hung client
+cannot be unwound from another thread, and a dead process owns nothing. Its open
+transaction is aborted by the broker (``transaction.timeout.ms``) or fenced by the
+next ``init_transactions`` of the same transactional id; its input offsets were
+only ever committed inside transactions, so nothing is lost or counted twice.
+
+A task's commit runs on a thread of its own (``committing``), spared
+(:meth:`Watchdog.spare`): its stuck call fails the probes but never ends the
+process, since the loop abandons that thread (:meth:`Watchdog.forget`) and fences
+its producer with a new one instead, even when the loop is busy a while first. A
+forgotten thread's calls, the one stuck and any it makes later, no longer count.
 
 A call's bound is its own timeout plus ``grace`` (the call's, else the watchdog's),
 capped by ``ceiling`` (the
@@ -65,6 +71,7 @@ class _InFlight:
     call: str
     started: float
     bound: float
+    thread: int  # threading.get_ident() of the caller
     counted: bool = False
 
 
@@ -80,6 +87,8 @@ class Watchdog:
         self.ceiling = ceiling
         self._lock = threading.Lock()
         self._calls: dict[int, _InFlight] = {}
+        self._forgotten: set[int] = set()  # threads whose calls no longer count
+        self._spared: set[int] = set()  # threads the loop abandons: never an exit
         self._next = 0
         self.overruns: Counter[str] = Counter()  # call -> calls that overran
 
@@ -95,29 +104,40 @@ class Watchdog:
     def call(self, name: str, timeout: float, grace: float | None = None) -> Iterator[None]:
         """Run the body as the blocking call ``name``, which was given ``timeout``;
         ``grace``: how long past it the call may run (the watchdog's own if None)."""
+        thread = threading.get_ident()
         with self._lock:
             token, self._next = self._next, self._next + 1
-            self._calls[token] = _InFlight(name, self.clock(), self.bound(timeout, grace))
+            if thread not in self._forgotten:
+                bound = self.bound(timeout, grace)
+                self._calls[token] = _InFlight(name, self.clock(), bound, thread)
         try:
             yield
         finally:
-            with self._lock:
-                call = self._calls.pop(token)
-                elapsed = self.clock() - call.started
-                late = elapsed > call.bound
-                if late and not call.counted:
-                    self.overruns[call.call] += 1
-            if late:
-                log.warning(
-                    "%s; it has returned", Overrun(call.call, elapsed, call.bound).describe()
-                )
+            self._returned(token)
 
-    def stuck(self) -> Overrun | None:
-        """The call in flight furthest past its bound, if any is; counts new overruns."""
+    def _returned(self, token: int) -> None:
+        with self._lock:
+            call = self._calls.pop(token, None)  # None: its thread was forgotten
+            if call is None:
+                return
+            elapsed = self.clock() - call.started
+            late = elapsed > call.bound
+            if late and not call.counted:
+                self.overruns[call.call] += 1
+        if late:
+            log.warning("%s; it has returned", Overrun(call.call, elapsed, call.bound).describe())
+
+    def stuck(self, thread: int | None = None, sparing: bool = False) -> Overrun | None:
+        """The call in flight furthest past its bound, if any is (of ``thread`` only, if
+        given; ``sparing``: not of a spared thread); counts new overruns."""
         now = self.clock()
         worst: Overrun | None = None
         with self._lock:
             for call in self._calls.values():
+                if thread is not None and call.thread != thread:
+                    continue
+                if sparing and call.thread in self._spared:
+                    continue
                 elapsed = now - call.started
                 if elapsed <= call.bound:
                     continue
@@ -127,6 +147,27 @@ class Watchdog:
                 if worst is None or elapsed - call.bound > worst.elapsed - worst.bound:
                     worst = Overrun(call.call, elapsed, call.bound)
         return worst
+
+    def forget(self, thread: int) -> None:
+        """``thread`` was abandoned to a hung call: its calls no longer count, until
+        :meth:`remember` (it ended, so its ident may be reused)."""
+        with self._lock:
+            self._forgotten.add(thread)
+            for token in [t for t, c in self._calls.items() if c.thread == thread]:
+                del self._calls[token]
+
+    def spare(self, thread: int) -> None:
+        """Calls of ``thread`` never end the process: whoever runs it abandons it when
+        stuck (a task's commit: ``commit_threads``), even if the loop that does so is
+        itself busy a while; they still make the probes fail while stuck."""
+        with self._lock:
+            self._spared.add(thread)
+
+    def remember(self, thread: int) -> None:
+        """``thread`` ended: its ident may be reused by a thread like any other."""
+        with self._lock:
+            self._forgotten.discard(thread)
+            self._spared.discard(thread)
 
 
 def must_exit(overrun: Overrun | None, exit_after: float) -> bool:
@@ -149,8 +190,9 @@ def monitor(
             if overrun is not None and overrun.call != reported:
                 log.error("%s: reporting unhealthy", overrun.describe())
             reported = overrun.call if overrun is not None else None
-            if must_exit(overrun, exit_after):
-                log.critical("%s: exiting so the pod restarts", overrun and overrun.describe())
+            fatal = watchdog.stuck(sparing=True)
+            if must_exit(fatal, exit_after):
+                log.critical("%s: exiting so the pod restarts", fatal and fatal.describe())
                 logging.shutdown()
                 exit(EXIT_STUCK)
                 return

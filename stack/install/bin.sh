@@ -9,12 +9,12 @@ mkdir -p "$bin"
 ln -sfn "$SEGUE_CACHE/kubernetes-$KUBERNETES_VERSION/bin/kubectl" "$bin/kubectl"
 ln -sfn "$SEGUE_CACHE/helm-$HELM_VERSION/bin/helm" "$bin/helm"
 libs="$SEGUE_CACHE/kafka-tools-$KAFKA_VERSION/libs"
-tool() {  # NAME MAIN-CLASS
+tool() {  # NAME MAIN-CLASS [LIBS]
   cat > "$bin/$1" <<WRAPPER
 #!/usr/bin/env bash
 # Apache Kafka's $1 ($2), written by stack/install/bin.sh.
 exec java -Xmx512m -Dlog4j2.configurationFile='$here/kafka-tools/log4j2.properties' \\
-  -cp '$libs/*' $2 "\$@"
+  -cp '${3:-$libs}/*' $2 "\$@"
 WRAPPER
   chmod +x "$bin/$1"
 }
@@ -23,3 +23,5 @@ tool kafka-transactions.sh org.apache.kafka.tools.TransactionsCommand
 tool kafka-console-consumer.sh org.apache.kafka.tools.consumer.ConsoleConsumer
 tool kafka-console-producer.sh org.apache.kafka.tools.ConsoleProducer
 tool kafka-consumer-groups.sh org.apache.kafka.tools.consumer.group.ConsumerGroupCommand
+# ConfigCommand (client quotas, dynamic configs) is still in the broker's own jar
+tool kafka-configs.sh kafka.admin.ConfigCommand "$SEGUE_CACHE/kafka-$KAFKA_VERSION/libs"

@@ -39,6 +39,8 @@ class NodeContext:
     stop_grace: float
     content_refresh: float
     tick: float = 0.1
+    # (namespace, pod) -> variables set over the container's own: PodRunner.env_overrides
+    overrides: Mapping[tuple[str, str], Mapping[str, str]] = field(default_factory=dict)
     service: dict[str, str] = field(init=False)
 
     def __post_init__(self) -> None:

@@ -45,6 +45,13 @@ class PodRunner:
     ``content_refresh`` how often configMap/secret/downwardAPI volumes are
     rewritten; ``provision_volumes`` creates a PersistentVolume for each
     pending claim.
+
+    ``env_overrides[(namespace, pod)]``: variables the runner sets over that pod's
+    containers' own at each start, the one place a test may make one pod differ from
+    its siblings. Pods here share the machine's network, so a pod that must reach a
+    server by another route than its siblings (the network fault's proxy,
+    tests/faults/test_network.py) is given that route's address this way, as a node
+    with its own path to the server would give it one. The pod object is not changed.
     """
 
     def __init__(
@@ -86,6 +93,7 @@ class PodRunner:
         self._lock = threading.Lock()
         self._watcher: Watcher | None = None
         self._logs: KubeletLogServer | None = None
+        self.env_overrides: dict[tuple[str, str], dict[str, str]] = {}
 
     # -- lifecycle -----------------------------------------------------------
 
@@ -115,6 +123,7 @@ class PodRunner:
             ipam=LoopbackIpam(),
             base_env=image_env(os.environ, sys.executable),
             allocatable=resources,
+            overrides=self.env_overrides,
             **self._settings,  # type: ignore[arg-type]
         )
         events.start()

@@ -213,3 +213,11 @@ def sigkill(apps: Apps, pod: str) -> int:
     pid = container_pid(apps, pod)
     os.killpg(pid, signal.SIGKILL)
     return pid
+
+
+def restarts(apps: Apps) -> dict[str, int]:
+    """Each pod's container restarts: a worker that exited (worker/watchdog.py)."""
+    return {
+        name: sum(c.restart_count or 0 for c in pod.status.container_statuses or [])
+        for name, pod in apps.pods(NAME).items()
+    }

@@ -20,8 +20,10 @@ from contextlib import suppress
 from segue.stack.process import free_port
 
 
-def _client_ports(pid: int, proxy_port: int) -> set[int]:
-    """Local ports of ``pid``'s TCP connections to 127.0.0.1:``proxy_port``."""
+def tcp_connections(pid: int) -> list[tuple[int, int, str]]:
+    """(local port, remote port, state) of each 127.0.0.1 TCP connection of process
+    ``pid`` (Linux: its socket inodes in ``/proc/<pid>/fd``, found in ``/proc/net/tcp``;
+    state ``01`` is ESTABLISHED)."""
     inodes = set()
     with suppress(OSError):
         for fd in os.listdir(f"/proc/{pid}/fd"):
@@ -29,15 +31,20 @@ def _client_ports(pid: int, proxy_port: int) -> set[int]:
                 link = os.readlink(f"/proc/{pid}/fd/{fd}")
                 if link.startswith("socket:["):
                     inodes.add(link[8:-1])
-    ports = set()
+    found = []
     with open("/proc/net/tcp") as table:
         next(table)
         for line in table:
             fields = line.split()
-            local, remote, inode = fields[1], fields[2], fields[9]
-            if inode in inodes and int(remote.split(":")[1], 16) == proxy_port:
-                ports.add(int(local.split(":")[1], 16))
-    return ports
+            if fields[9] in inodes:
+                local, remote = (int(f.split(":")[1], 16) for f in fields[1:3])
+                found.append((local, remote, fields[3]))
+    return found
+
+
+def _client_ports(pid: int, proxy_port: int) -> set[int]:
+    """Local ports of ``pid``'s TCP connections to 127.0.0.1:``proxy_port``."""
+    return {local for local, remote, _ in tcp_connections(pid) if remote == proxy_port}
 
 
 class ApiProxy(threading.Thread):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 
 import pytest
 
@@ -154,8 +155,10 @@ def test_a_call_may_bring_its_own_grace() -> None:
 
 
 def test_a_hung_commit_ends_the_worker_well_within_the_fault_suites_15_s() -> None:
-    """A running task's commit call, hung, makes the worker exit 7 s after it began
-    (bound 5 s, exit 2 s later); the restart then has 8 s (docs/reliability.md)."""
+    """A call on the main loop with a commit's timeout and grace, hung, makes the worker
+    exit 7 s after it began (bound 5 s, exit 2 s later); the restart then has 8 s
+    (docs/reliability.md). A commit's own thread is abandoned at the bound instead
+    (worker/committing.py), long before."""
     from segue.worker.kafka import COMMIT_GRACE, COMMIT_TIMEOUT
     from segue.worker.watchdog import EXIT_AFTER
 
@@ -166,3 +169,70 @@ def test_a_hung_commit_ends_the_worker_well_within_the_fault_suites_15_s() -> No
         assert not must_exit(dog.stuck(), EXIT_AFTER)
         clock.now += 0.1
         assert must_exit(dog.stuck(), EXIT_AFTER)
+
+
+def test_a_forgotten_thread_no_longer_counts_as_stuck() -> None:
+    """A task's commit thread abandoned to a hung call (``committing``): the process
+    lives on, whatever the thread does next, until it ends."""
+    clock = Clock()
+    dog = Watchdog(clock, grace=0.0)
+    inside, release = threading.Event(), threading.Event()
+    seen: list[Overrun | None] = []
+
+    def hung() -> None:
+        with dog.call("send_offsets_to_transaction", 1.0):
+            inside.set()
+            release.wait(5.0)
+        with dog.call("commit_transaction", 1.0):  # after forget: not watched either
+            clock.now += 10.0
+            seen.append(dog.stuck())
+
+    thread = threading.Thread(target=hung)
+    thread.start()
+    assert inside.wait(5.0)
+    clock.now += 2.0
+    assert dog.stuck(thread.ident) == Overrun("send_offsets_to_transaction", 2.0, 1.0)
+    assert dog.stuck(threading.get_ident()) is None  # the main thread's own: none
+    dog.forget(thread.ident or 0)
+    assert dog.stuck() is None
+    release.set()
+    thread.join(5.0)
+    assert seen == [None]
+    assert dog.overruns == {"send_offsets_to_transaction": 1}  # the one seen before
+    dog.remember(thread.ident or 0)
+    with dog.call("flush", 1.0):  # the ident, reused, counts again
+        clock.now += 2.0
+        assert dog.stuck() == Overrun("flush", 2.0, 1.0)
+
+
+def test_a_spared_threads_stuck_call_fails_the_probes_but_never_exits() -> None:
+    """A task's commit thread (``commit_threads``) is the loop's to abandon, even while
+    the loop is busy elsewhere for longer than the exit delay."""
+    clock = Clock()
+    dog = Watchdog(clock, grace=0.0)
+    inside, release = threading.Event(), threading.Event()
+    codes: list[int] = []
+
+    def commit() -> None:
+        dog.spare(threading.get_ident())
+        with dog.call("send_offsets_to_transaction", 1.0):
+            inside.set()
+            release.wait(5.0)
+
+    thread = threading.Thread(target=commit)
+    thread.start()
+    assert inside.wait(5.0)
+    clock.now += 100.0
+    assert dog.stuck() == Overrun("send_offsets_to_transaction", 100.0, 1.0)  # the probes
+    assert dog.stuck(sparing=True) is None
+    monitor(dog, exit_after=1.0, every=0.01, exit=codes.append)
+    time.sleep(0.2)
+    assert codes == []
+    with dog.call("init_transactions", 1.0):  # the loop's own, stuck: that one exits
+        clock.now += 5.0
+        deadline = time.monotonic() + 5.0
+        while not codes and time.monotonic() < deadline:
+            time.sleep(0.01)
+    assert codes == [EXIT_STUCK]
+    release.set()
+    thread.join(5.0)

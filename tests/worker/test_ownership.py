@@ -17,13 +17,14 @@ from segue.protocol.reports import (
     TaskState,
 )
 from segue.worker import Topology, metrics
-from segue.worker.active import TaskAborted, TaskFailed, TaskFenced
+from segue.worker.active import TaskFailed
 from segue.worker.failures import MAX_RETRY, Cause, blocker, failure_of, retry_delay
 from segue.worker.metrics import Snapshot, TaskErrorReport, WorkerMetrics
 from segue.worker.ownership import DOWN, TRANSITIONS, IllegalTransition, Task
 from segue.worker.state.engine import StoreCorrupt, StoreFull, StoreLocked
 from segue.worker.state.restore import RestoreError
 from segue.worker.topics import ResolvedSub, resolve
+from segue.worker.transaction import TaskAborted, TaskFenced
 
 from .apps import wordcount_shape
 
