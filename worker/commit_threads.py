@@ -29,7 +29,6 @@ class Flight:
     """One commit in flight: its thread, its outcome, the task's records held."""
 
     task: str
-    began: float
     error: BaseException | None = None
     done: threading.Event = field(default_factory=threading.Event)
     held: list[Message] = field(default_factory=list)
@@ -40,14 +39,13 @@ class CommitThreads:
     def __init__(self, watchdog: Watchdog = WATCHDOG) -> None:
         self.watchdog = watchdog
         self._flying: dict[str, Flight] = {}
-        self.abandoned = 0  # commits given up on since the process started
 
     def __contains__(self, task: str) -> bool:
         return task in self._flying
 
     def start(self, task: str, send: Callable[[], None]) -> None:
         """Run ``send`` (the Kafka part of ``task``'s commit) on a thread of its own."""
-        flight = Flight(task, time.monotonic())
+        flight = Flight(task)
 
         def run() -> None:
             self.watchdog.spare(threading.get_ident())
@@ -109,5 +107,4 @@ class CommitThreads:
             self.watchdog.forget(flight.thread.ident)
             if flight.done.is_set():  # it ended meanwhile: its ident may be reused
                 self.watchdog.remember(flight.thread.ident)
-            self.abandoned += 1
         return flight

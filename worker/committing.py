@@ -124,6 +124,8 @@ class Committing:
         them); a stuck one is abandoned either way."""
         if task.name not in self.threads:
             return True
+        # a commit is three calls of COMMIT_TIMEOUT each; the wait ends at the first
+        # call past its bound anyway (``CommitThreads.wait``)
         bound = COMMIT_TIMEOUT * 3 + COMMIT_GRACE if timeout is None else timeout
         flight = self.threads.wait(task.name, bound)
         if flight is None:

@@ -206,6 +206,13 @@ class _SnapshotCollector(Collector):
             ["call"],
             {(call,): n for call, n in self._metrics.watchdog.overruns.copy().items()},
         )
+        yield _counter(
+            r.KAFKA_CALLS_ABANDONED,
+            "Stuck Kafka calls of a task's commit left to their thread; the task was fenced "
+            "anew by its retry instead of the worker exiting",
+            ["call"],
+            {(call,): n for call, n in self._metrics.watchdog.abandoned.copy().items()},
+        )
 
 
 def _counter(

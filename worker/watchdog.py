@@ -91,6 +91,7 @@ class Watchdog:
         self._spared: set[int] = set()  # threads the loop abandons: never an exit
         self._next = 0
         self.overruns: Counter[str] = Counter()  # call -> calls that overran
+        self.abandoned: Counter[str] = Counter()  # call -> calls left to a forgotten thread
 
     def configure(self, grace: float, ceiling: float | None) -> None:
         self.grace, self.ceiling = grace, ceiling
@@ -154,7 +155,7 @@ class Watchdog:
         with self._lock:
             self._forgotten.add(thread)
             for token in [t for t, c in self._calls.items() if c.thread == thread]:
-                del self._calls[token]
+                self.abandoned[self._calls.pop(token).call] += 1
 
     def spare(self, thread: int) -> None:
         """Calls of ``thread`` never end the process: whoever runs it abandons it when

@@ -138,6 +138,7 @@ def test_the_probes_and_metrics_name_a_stuck_call() -> None:
             assert get(port, "/readyz")[0] == 503
             text = generate_latest(metrics.registry).decode()
             assert 'segue_kafka_call_overruns_total{call="send_offsets_to_transaction"} 1.0' in text
+            assert "segue_kafka_calls_abandoned_total{" not in text  # none abandoned
             assert "segue_worker_ready 0.0" in text
         assert get(port, "/healthz") == (200, "ok\n")
     finally:
@@ -199,6 +200,7 @@ def test_a_forgotten_thread_no_longer_counts_as_stuck() -> None:
     thread.join(5.0)
     assert seen == [None]
     assert dog.overruns == {"send_offsets_to_transaction": 1}  # the one seen before
+    assert dog.abandoned == {"send_offsets_to_transaction": 1}
     dog.remember(thread.ident or 0)
     with dog.call("flush", 1.0):  # the ident, reused, counts again
         clock.now += 2.0
