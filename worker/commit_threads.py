@@ -81,11 +81,14 @@ class CommitThreads:
         """The commits in flight with a call past its bound."""
         out = []
         for flight in self._flying.values():
-            ident = flight.thread.ident if flight.thread is not None else None
-            overrun = self.watchdog.stuck(ident) if ident is not None else None
+            overrun = self._overrun(flight)
             if overrun is not None and not flight.done.is_set():
                 out.append((flight, overrun))
         return out
+
+    def _overrun(self, flight: Flight) -> Overrun | None:
+        ident = flight.thread.ident if flight.thread is not None else None
+        return None if ident is None else self.watchdog.stuck(ident)
 
     def wait(self, task: str, timeout: float) -> Flight | None:
         """Wait for ``task``'s commit in flight, until it ends (the flight, taken out),
@@ -94,8 +97,7 @@ class CommitThreads:
         flight = self._flying.get(task)
         deadline = time.monotonic() + timeout
         while flight is not None and not flight.done.wait(0.05):
-            ident = flight.thread.ident if flight.thread is not None else None
-            if time.monotonic() >= deadline or self.watchdog.stuck(ident) is not None:
+            if time.monotonic() >= deadline or self._overrun(flight) is not None:
                 return None
         return None if flight is None else self._flying.pop(task)
 

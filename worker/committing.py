@@ -23,7 +23,7 @@ flight (:meth:`Committing.settle`).
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from functools import partial
 
 from confluent_kafka import Message
@@ -75,10 +75,11 @@ class Committing:
             active = task.active
             if not done[task.name] or active is None or not active.in_txn:
                 continue
-            try:
-                active.prepare_commit()
-            except Exception as exc:  # a fenced or failed producer: the caller aborts
-                log.warning("task %s: commit failed: %s", task.name, exc)
+            if resume:  # the task runs on: a failure here fails it
+                prepared = guarded(task, self.fail, active.prepare_commit)
+            else:
+                prepared = _quietly(task, active.prepare_commit)  # the caller aborts
+            if not prepared:
                 done[task.name] = False
                 continue
             self.threads.start(task.name, partial(active.send_commit, COMMIT_TIMEOUT))
@@ -136,9 +137,14 @@ class Committing:
         if flight.error is not None or task.active is None:
             log.warning("task %s: commit failed: %s", task.name, flight.error)
             return False
-        try:
-            task.active.finish_commit()
-        except Exception as exc:  # the caller aborts what is left
-            log.warning("task %s: finishing its commit failed: %s", task.name, exc)
-            return False
-        return True
+        return _quietly(task, task.active.finish_commit)  # the caller aborts what is left
+
+
+def _quietly(task: Task, step: Callable[[], None]) -> bool:
+    """Run a step of a task its caller is ending anyway: a failure is logged, not raised."""
+    try:
+        step()
+    except Exception as exc:
+        log.warning("task %s: commit failed: %s", task.name, exc)
+        return False
+    return True

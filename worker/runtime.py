@@ -132,9 +132,10 @@ class Worker:
             )
             self.count_error(AssignmentErrorReason.APPLICATION_MISMATCH)
             return
+        roles, conflicts = doc.roles_of(self.member)
+        self.tasks.let_go(roles)  # first: resolving below may wait on the brokers
         expansions = doc.expansions()
         resolution = self._resolve(expansions)
-        roles, conflicts = doc.roles_of(self.member)
         for task in conflicts:
             log.error(
                 "generation %d lists task %s in two roles for %s", doc.generation, task, self.member

@@ -163,24 +163,32 @@ class TaskTransaction:
             raise TaskAborted(f"task {self.task_id}: output not delivered within {timeout}s")
         if self._delivery_error is not None:
             self._raise_for(self._delivery_error, "delivery")
+        if not self.exactly_once:
+            return  # its input offsets: finish_commit
         offsets = [TopicPartition(t, p, o) for (t, p), o in sorted(self._offsets.items())]
         try:
-            if self.exactly_once:
-                if offsets:
-                    with bounded("send_offsets_to_transaction", timeout, COMMIT_GRACE):
-                        self.producer.send_offsets_to_transaction(
-                            offsets, self._group_metadata, timeout
-                        )
-                with bounded("commit_transaction", timeout, COMMIT_GRACE):
-                    self.producer.commit_transaction(timeout)
-            elif offsets:
-                with bounded("commit", timeout, COMMIT_GRACE):  # takes no timeout
-                    self.consumer.commit(offsets=offsets, asynchronous=False)
+            if offsets:
+                with bounded("send_offsets_to_transaction", timeout, COMMIT_GRACE):
+                    self.producer.send_offsets_to_transaction(
+                        offsets, self._group_metadata, timeout
+                    )
+            with bounded("commit_transaction", timeout, COMMIT_GRACE):
+                self.producer.commit_transaction(timeout)
         except KafkaException as exc:
             self._raise_for(exc.args[0], "commit")
 
     def finish_commit(self) -> None:
-        """The commit's last part, on the main loop once Kafka has it: the stores."""
+        """The commit's last part, on the main loop once Kafka has it: the stores, and
+        at least once, the input offsets now that the output is delivered (by the
+        consumer, on its own thread, without waiting: from the commit's thread a
+        synchronous commit lagged a second behind the output, and a failed one only
+        means those records are processed again)."""
+        if not self.exactly_once and self._offsets:
+            offsets = [TopicPartition(t, p, o) for (t, p), o in sorted(self._offsets.items())]
+            try:
+                self.consumer.commit(offsets=offsets, asynchronous=True)
+            except KafkaException as exc:
+                log.warning("task %s: committing input offsets failed: %s", self.task_id, exc)
         for store in self.stores.values():
             store.commit(self._changelog_last.get(store.name))
         self._offsets.clear()
