@@ -87,7 +87,9 @@ def test_a_held_sink_partition_is_said_with_its_commands_and_clears_once_aborted
         where = f"--topic {run.output} --partition {PARTITION}"
         assert f"--bootstrap-server {bootstrap} abort {where} --start-offset {offset}`" in message
         assert f"--bootstrap-server {bootstrap} find-hanging {where}`" in message
-        assert ("TransactionHanging", message) in apps.events(NAME)
+        # the event follows the status patch: look until it is there
+        said = lambda: ("TransactionHanging", message) in apps.events(NAME)  # noqa: E731
+        wait_for("the TransactionHanging event", said, 10, why)
         assert apps.balanced(NAME, 2)  # the app itself is not broken
         time.sleep(4)  # two more looks: said once
         assert apps.event_counts(NAME)["TransactionHanging"] == [1]
@@ -98,7 +100,8 @@ def test_a_held_sink_partition_is_said_with_its_commands_and_clears_once_aborted
         assert aborted.returncode == 0, aborted.stderr
         done = time.monotonic()
         cleared = wait_for("TransactionsEnded True", lambda: ended(apps)[0] == "True", 30, why)
-        assert any(r == "TransactionEnded" for r, _ in apps.events(NAME)), apps.events(NAME)
+        over = lambda: any(r == "TransactionEnded" for r, _ in apps.events(NAME))  # noqa: E731
+        wait_for("the TransactionEnded event", over, 10, why)
         assert apps.balanced(NAME, 2)
     finally:
         run.stop()
