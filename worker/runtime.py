@@ -52,7 +52,7 @@ class Worker:
         self.metrics = metrics
         self.application_id = config.application_id or topology.application_id
         self.member = config.member
-        extra = dict(config.kafka)
+        extra = {**kafka.CLIENT_DEFAULTS, **config.kafka}
         self.admin = kafka.Admin(config.bootstrap_servers, extra)
         consumer = Consumer(
             kafka.input_consumer_config(config.bootstrap_servers, self.application_id, extra)

@@ -25,9 +25,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from segue.stack.apps import Apps, SteadyInput
-from tests.operator.e2e import OperatorProcess, wait_for
+from tests.operator.e2e import CountsOff, OperatorProcess, wait_for
 from tests.operator.test_e2e_scaling import assert_exact, merge, running, wordcount
 
+from .evidence import word_records
 from .owners import METRICS_PORT, Owners, running_actives
 from .progress import Progress
 
@@ -101,7 +102,11 @@ class FaultRun:
     def finish(self) -> None:
         """Stop the input and the watchers; assert the exact counts and one owner."""
         self.stop()
-        assert_exact(self.kafka, self.output, self.sent)
+        try:
+            assert_exact(self.kafka, self.output, self.sent)
+        except CountsOff as off:
+            found = word_records(self.kafka.bootstrap_servers, self.output, off.partition, off.word)
+            raise AssertionError(f"{off}\n{found}") from off
         self.owners.assert_one_owner()
 
     def stop(self) -> None:

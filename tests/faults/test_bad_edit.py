@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from segue.stack.apps import Apps
-from tests.operator.e2e import OperatorProcess, wait_for
+from tests.operator.e2e import OperatorProcess, wait_event, wait_for
 from tests.operator.test_crd import kubectl  # noqa: F401  (fixture)
 from tests.operator.test_e2e_health import degraded
 
@@ -73,7 +73,7 @@ def test_a_bad_edit_is_refused_and_the_app_keeps_running_on_its_last_good_spec(
         assert reason == "InvalidSpec", found
         assert f"spec.template.env[{len(good_env)}]" in message, message
         assert "value or valueFrom" in message, message
-        assert ("InvalidSpec", message) in apps.events(NAME)
+        wait_event(apps, NAME, "InvalidSpec", message)
         # The other conditions stay as last decided (the app is still balanced).
         conditions = {c["type"]: c for c in apps.get(NAME)["status"]["conditions"]}
         assert conditions["Balanced"]["status"] == "True", conditions

@@ -32,7 +32,7 @@ from confluent_kafka import Producer
 from segue.operator.scaling.hanging import BOUND
 from segue.stack.apps import Apps
 from segue.worker.kafka import producer_config
-from tests.operator.e2e import OperatorProcess, wait_for
+from tests.operator.e2e import OperatorProcess, wait_event, wait_for
 
 from .harness import NAME, start
 
@@ -87,9 +87,7 @@ def test_a_held_sink_partition_is_said_with_its_commands_and_clears_once_aborted
         where = f"--topic {run.output} --partition {PARTITION}"
         assert f"--bootstrap-server {bootstrap} abort {where} --start-offset {offset}`" in message
         assert f"--bootstrap-server {bootstrap} find-hanging {where}`" in message
-        # the event follows the status patch: look until it is there
-        said = lambda: ("TransactionHanging", message) in apps.events(NAME)  # noqa: E731
-        wait_for("the TransactionHanging event", said, 10, why)
+        wait_event(apps, NAME, "TransactionHanging", message, 10)
         assert apps.balanced(NAME, 2)  # the app itself is not broken
         time.sleep(4)  # two more looks: said once
         assert apps.event_counts(NAME)["TransactionHanging"] == [1]
@@ -100,8 +98,7 @@ def test_a_held_sink_partition_is_said_with_its_commands_and_clears_once_aborted
         assert aborted.returncode == 0, aborted.stderr
         done = time.monotonic()
         cleared = wait_for("TransactionsEnded True", lambda: ended(apps)[0] == "True", 30, why)
-        over = lambda: any(r == "TransactionEnded" for r, _ in apps.events(NAME))  # noqa: E731
-        wait_for("the TransactionEnded event", over, 10, why)
+        wait_event(apps, NAME, "TransactionEnded", timeout=10)
         assert apps.balanced(NAME, 2)
     finally:
         run.stop()

@@ -26,7 +26,7 @@ from typing import Any
 import pytest
 
 from segue.stack.apps import Apps
-from tests.operator.e2e import OperatorProcess, wait_for
+from tests.operator.e2e import OperatorProcess, wait_event, wait_for
 from tests.operator.test_e2e_health import degraded
 
 from .harness import NAME, container_pid, running_actives, start
@@ -67,7 +67,7 @@ def test_a_full_volume_is_reported_loses_nothing_and_recovers_when_space_returns
             assert reason == "StoreFull", found
             assert pod in message, message
             assert "volume full (File too large)" in message, message
-            assert "StoreFull" in {r for r, _ in apps.events(NAME)}
+            wait_event(apps, NAME, "StoreFull")
             full_tasks = store_full(apps, pod)
             assert full_tasks, "no task reported StoreFull"
             assert all(t.startswith("1_") for t in full_tasks), full_tasks  # the stateful ones

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from segue.operator.api import GROUP, VERSION
+from segue.stack.apps import Apps
 from segue.stack.process import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -138,19 +139,55 @@ def wait_for(
     return time.monotonic() - start
 
 
+def wait_event(
+    apps: Apps, name: str, reason: str, message: str | None = None, timeout: float = 30
+) -> float:
+    """Wait for ``name``'s event of ``reason`` (and ``message``, if given): an event
+    follows the status patch that says the same, so a test that read the status first
+    may look before it is written."""
+
+    def said() -> bool:
+        return any(r == reason and message in (None, m) for r, m in apps.events(name))
+
+    return wait_for(f"the {reason} event", said, timeout, lambda: str(apps.events(name)))
+
+
+class CountsOff(AssertionError):
+    """Exact counts failed; ``word`` is the first word off, read from ``partition``."""
+
+    def __init__(self, message: str, word: str, partition: int) -> None:
+        super().__init__(message)
+        self.word, self.partition = word, partition
+
+
 def exact_counts(
     records: list[Any], sent: dict[str, int], count: Callable[[bytes], int] | None = None
 ) -> None:
     """WordCount under exactly-once: each word's committed counts are exactly 1..n.
-    ``count`` reads a value (default: Segue's WordCount, a big-endian integer)."""
+    ``count`` reads a value (default: Segue's WordCount, a big-endian integer). A
+    failure names every word that is off, and where the first one's counts stop
+    running on (partition@offset of each count around the break): the evidence to
+    find the transaction in the broker's log."""
     read = count or (lambda value: int.from_bytes(value, "big", signed=True))
-    counts: dict[str, list[int]] = {}
-    for _, _, key, value in records:
-        counts.setdefault(key.decode(), []).append(read(value))
+    counts: dict[str, list[tuple[int, str]]] = {}
+    for partition, offset, key, value in records:
+        counts.setdefault(key.decode(), []).append((read(value), f"{partition}@{offset}"))
+    off = {}
     for word, n in sent.items():
-        got = sorted(counts.get(word, []))
-        assert got == list(range(1, n + 1)), (
-            f"{word}: {len(got)} counts for {n} lines; off by: "
-            f"{sorted(set(range(1, n + 1)) ^ set(got))[:10]}"
+        got = sorted(v for v, _ in counts.get(word, []))
+        if got != list(range(1, n + 1)):
+            off[word] = (n, got)
+    if off:
+        word, (n, got) = next(iter(off.items()))
+        wrong = sorted(set(range(1, n + 1)) ^ set(got))
+        order = counts.get(word, [])  # as read: in offset order within the partition
+        at = next((i for i, (v, _) in enumerate(order) if v != i + 1), 0)
+        around = [f"{v}:{where}" for v, where in order[max(0, at - 3) : at + 4]]
+        others = {w: len(g) - m for w, (m, g) in off.items() if w != word}
+        raise CountsOff(
+            f"{word}: {len(got)} counts for {n} lines; off by: {wrong[:10]}; around the "
+            f"break: {around}; {len(off)} word(s) off (others, counts - lines: {others})",
+            word,
+            int(order[at][1].split("@")[0]) if order else -1,
         )
     assert set(counts) <= set(sent), set(counts) - set(sent)

@@ -11,7 +11,7 @@ import pytest
 from segue.stack.apps import Apps, text_input
 from tests.worker.harness import create_topics
 
-from .e2e import OperatorProcess, wait_for
+from .e2e import OperatorProcess, wait_event, wait_for
 from .test_e2e_scaling import PARTITIONS, assert_exact, diagnose, merge, prefill, wordcount
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(600)]
@@ -51,7 +51,7 @@ def test_a_missing_output_topic_is_reported_and_the_app_recovers_once_it_exists(
         # A pod with a task it cannot run is not ready: once its readiness probe has
         # failed failureThreshold (3) times, 2 s apart, after the task failed.
         wait_for("no pod ready", lambda: (apps.status("wc").ready_replicas or 0) == 0, 30, why)
-        assert "TopicMissing" in {reason for reason, _ in apps.events("wc")}
+        wait_event(apps, "wc", "TopicMissing")
 
         # A scale asked for meanwhile waits openly, it does not claim to be restoring.
         apps.scale("wc", 3)

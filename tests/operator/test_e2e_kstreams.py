@@ -28,7 +28,7 @@ from tests.kstreams import app as kstreams_app
 from tests.operator.test_e2e_health import degraded
 from tests.worker.harness import create_topics, read_committed
 
-from .e2e import OperatorProcess, exact_counts, streamapp, wait_for
+from .e2e import OperatorProcess, exact_counts, streamapp, wait_event, wait_for
 from .test_e2e_scaling import diagnose, merge, prefill
 
 pytestmark = [pytest.mark.e2e, pytest.mark.kstreams, pytest.mark.timeout(900)]
@@ -42,7 +42,7 @@ def test_without_an_agent_image_no_kafka_streams_pod_is_made_and_the_status_says
     why = lambda: f"{operator.logs()[-3000:]}\n{apps.get('ks').get('status')}"  # noqa: E731
     wait_for("Degraded: AgentNotConfigured", lambda: degraded(apps, "ks") is not None, 60, why)
     assert degraded(apps, "ks") == ("AgentNotConfigured", NO_AGENT)
-    assert ("AgentNotConfigured", NO_AGENT) in apps.events("ks")
+    wait_event(apps, "ks", "AgentNotConfigured", NO_AGENT)
     assert apps.pods("ks") == {}
 
 
