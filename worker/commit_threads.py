@@ -86,6 +86,11 @@ class CommitThreads:
                 out.append((flight, overrun))
         return out
 
+    def overrun(self, task: str) -> Overrun | None:
+        """The call of ``task``'s commit in flight past its bound, if one is."""
+        flight = self._flying.get(task)
+        return None if flight is None else self._overrun(flight)
+
     def _overrun(self, flight: Flight) -> Overrun | None:
         ident = flight.thread.ident if flight.thread is not None else None
         return None if ident is None else self.watchdog.stuck(ident)

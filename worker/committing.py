@@ -130,7 +130,9 @@ class Committing:
         bound = COMMIT_TIMEOUT * 3 + COMMIT_GRACE if timeout is None else timeout
         flight = self.threads.wait(task.name, bound)
         if flight is None:
-            self._abandon(task, f"it did not end within {bound:g}s", fail=resume)
+            overrun = self.threads.overrun(task.name)
+            why = overrun.describe() if overrun else f"it did not end within {bound:g}s"
+            self._abandon(task, why, fail=resume)
             return False
         if resume:
             return self._land(task, flight.error, flight.held)

@@ -110,10 +110,11 @@ def from_sources(flags: Mapping[str, Any], env: Mapping[str, str] | None = None)
     if "assignment_configmap" not in values and env.get(names.ENV_STREAMAPP):
         values["assignment_configmap"] = names.assignment_configmap(env[names.ENV_STREAMAPP])
     values.setdefault("state_dir", names.DEFAULT_STATE_DIR)
+    own = set(ENV.values())  # SEGUE_KAFKA_CALL_BOUND is the worker's, not librdkafka's
     kafka = {
         setting: value
         for key, value in env.items()
-        if (setting := names.kafka_setting(key)) is not None
+        if key not in own and (setting := names.kafka_setting(key)) is not None
     }
     for name, value in flags.items():
         if value is None:

@@ -21,7 +21,7 @@ from segue.protocol.tasks import TaskId
 from segue.worker.fencing import close as close_producer
 from segue.worker.fencing import warm_metadata
 from segue.worker.ownership import Task
-from segue.worker.state.engine import wipe
+from segue.worker.state.engine import StoreCorrupt, wipe
 from segue.worker.state.layout import StateLayout
 from segue.worker.state.opening import open_store
 from segue.worker.state.restore import Restorer
@@ -150,10 +150,20 @@ class Restoration:
 
     def restore_to(self, task: Task, ends: Mapping[str, int]) -> bool:
         """An active after its fence: restore each store up to ``ends`` (the last
-        stable offsets measured after the fence). True if any store is behind."""
+        stable offsets measured after the fence). True if any store is behind.
+
+        A store ahead of its changelog's last stable offset holds writes Kafka does
+        not have committed: it is never served (``StoreCorrupt``: the task's state is
+        wiped and restored), as Kafka Streams treats a checkpoint past the end."""
         behind = False
         for name, store in task.stores.items():
             end = ends[name]
+            if store.offset > end:
+                raise StoreCorrupt(
+                    f"task {task.name} store {name}: local state is at changelog offset "
+                    f"{store.offset}, past the last stable offset {end} read after the "
+                    "fence: it holds writes Kafka did not commit"
+                )
             task.ends[name] = end
             if store.offset < end:
                 behind = True

@@ -156,6 +156,7 @@ def test_flags_override_environment_over_defaults() -> None:
         "SEGUE_STREAMAPP": "wc",
         "SEGUE_BOOTSTRAP_SERVERS": "k:9092",
         "SEGUE_KAFKA_SECURITY_PROTOCOL": "ssl",
+        "SEGUE_KAFKA_CALL_BOUND": "7",  # the worker's own setting, not a librdkafka one
         "SEGUE_METRICS_PORT": "9500",
     }
     config = from_sources({"app": "m:o", "member": None, "metrics_port": 9600}, env)
@@ -164,6 +165,7 @@ def test_flags_override_environment_over_defaults() -> None:
     assert config.metrics_host == "127.0.0.5"  # never 0.0.0.0 when POD_IP is set
     assert config.metrics_port == 9600
     assert config.kafka == {"security.protocol": "ssl"}
+    assert config.kafka_call_bound == 7.0
     assert config.state_dir == Path("/var/lib/segue/state")
     assert config.processing_guarantee == "exactly_once"
     with pytest.raises(ValueError, match="MODULE:OBJECT"):

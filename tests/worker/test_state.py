@@ -4,15 +4,19 @@ and the rule that untrustworthy state is wiped, never served."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any, cast
 
 import pytest
 import rocksdict
 
 from segue.worker import INT64, STRING
+from segue.worker.ownership import Task
+from segue.worker.restoring import Restoration
 from segue.worker.state.checkpoint import Checkpoint
-from segue.worker.state.engine import META_CF, Engine, StoreLocked
+from segue.worker.state.engine import META_CF, Engine, StoreCorrupt, StoreLocked
 from segue.worker.state.layout import StateLayout
 from segue.worker.state.opening import open_store
+from segue.worker.state.restore import Restorer
 from segue.worker.state.store import TaskStore
 from segue.worker.topology import StoreSpec
 
@@ -149,4 +153,28 @@ def test_damaged_checkpoint_and_damaged_files_are_wiped(tmp_path: Path) -> None:
     store, wiped = _open(layout)
     assert wiped
     assert store.get("k") is None
+    store.close()
+
+
+def test_a_store_ahead_of_its_committed_changelog_is_never_served(tmp_path: Path) -> None:
+    """After the fence, a store past the changelog's last stable offset holds writes
+    Kafka did not commit: the task fails to be wiped and restored, it does not run."""
+    store = TaskStore(SPEC, CHANGELOG, 0, Engine(tmp_path / "s"))
+    store.put("a", 1)
+    store.accept_record()
+    store.commit(last_changelog_offset=41)  # the store is at offset 42
+    task = Task("1_0", cast(Any, None), cast(Any, None), "active", 1, stores={"counts": store})
+    restoration = Restoration(
+        "app",
+        layout=StateLayout(tmp_path / "state", "app"),
+        restorer=Restorer(cast(Any, None)),
+        producer_factory=cast(Any, None),
+        exactly_once=True,
+    )
+    with pytest.raises(
+        StoreCorrupt, match="at changelog offset 42, past the last stable offset 40"
+    ):
+        restoration.restore_to(task, {"counts": 40})
+    assert restoration.restore_to(task, {"counts": 42}) is False  # level: runs at once
+    assert task.ends == {"counts": 42}
     store.close()
