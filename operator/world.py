@@ -22,7 +22,7 @@ from kubernetes.client.exceptions import ApiException
 
 from segue.operator.act.objects import template_hash
 from segue.operator.act.status_patch import conditions_from_status, memory_from_status
-from segue.operator.api import StreamApp
+from segue.operator.api import SecretRef, StreamApp
 from segue.operator.api.names import TEMPLATE_HASH_LABEL
 from segue.operator.autoscale import Sample, inputs
 from segue.operator.kstreams.agents import AgentPages
@@ -57,7 +57,8 @@ class Observed:
     secret_keys: tuple[str, ...]  # the keys of the Kafka credentials Secret
     reports: Mapping[str, WorkerReport] = field(default_factory=dict)  # scraped this step
     kafka: KafkaView | None = None  # the view the world was read through
-    credentials: Credentials = field(default_factory=Credentials)  # the app's, for its history
+    # the operator's own (spec.kafka.operatorCredentialsSecret, else the app's): its history
+    credentials: Credentials = field(default_factory=Credentials)
     # runtime kafka-streams: the plugin's report and outcome, which member each of the
     # report's clients is, and the answer in force (segue.operator.kstreams)
     group: Group | None = None
@@ -104,10 +105,9 @@ def read_assignment(core: CoreV1Api, namespace: str, app: str) -> Assignment:
     return Assignment(from_document(document), version, document.kafka_streams)
 
 
-def credentials(core: CoreV1Api, namespace: str, app: StreamApp) -> Credentials:
-    """The librdkafka settings of ``spec.kafka.credentialsSecret``, decoded, for the
-    operator's own admin client only: pods get them by reference (``act.objects``)."""
-    ref = app.spec.kafka.credentials_secret
+def credentials(core: CoreV1Api, namespace: str, ref: SecretRef | None) -> Credentials:
+    """The librdkafka settings of a credentials Secret, decoded, for the operator's own
+    clients only: pods get theirs by reference (``act.objects``)."""
     if ref is None:
         return Credentials()
     secret = core.read_namespaced_secret(ref.name, namespace)
@@ -154,8 +154,10 @@ class Observer:
         else:
             key = f"{uid}/{app.metadata.get('generation', 0)}"
             subs, topology_error = self.topology(key, app, pods, reports)
-        secret = credentials(self.core, namespace, app)
-        view = self.kafka(app.spec.kafka.bootstrap_servers, secret)
+        secret = credentials(self.core, namespace, app.spec.kafka.credentials_secret)
+        own = app.spec.kafka.operator_credentials_secret
+        mine = secret if own is None else credentials(self.core, namespace, own)
+        view = self.kafka(app.spec.kafka.bootstrap_servers, mine)
         topics = sorted({t for s in subs or () for t in (*s.source_topics, *s.changelog_topics)})
         sinks = sorted({t for s in subs or () for t in s.sink_topics})
         counts, replication = view.layout(topics, sinks) if topics else ({}, None)
@@ -195,7 +197,7 @@ class Observer:
             tuple(sorted(secret)),
             reports,
             view,
-            secret,
+            mine,
             group,
             clients(group.report, agents) if group is not None else {},
             assignment.answer,

@@ -9,6 +9,8 @@ start it through :class:`LocalStack`. Binaries come from ``stack/install/*.sh``
 - ``process``: one supervised child process (start, wait ready, stop, log tail);
 - ``kafka``: one KRaft node (alone, a single-node cluster);
 - ``kafka_cluster``: several nodes as one replicated cluster (``--brokers 3``);
+- ``kafka_secure`` and ``kafka_acls``: a node that authenticates (SASL_SSL, SCRAM) and
+  authorizes (ACLs), and the ACLs an app and the operator need;
 - ``kafka_proxied`` and ``toxiproxy``: a broker reached through a real TCP proxy, for
   the network fault (tests/faults/test_network.py);
 - ``certs`` and ``kube``: etcd, kube-apiserver, kube-controller-manager, kubeconfig;

@@ -21,6 +21,7 @@ import yaml
 from hypothesis import settings
 
 from segue.stack import KafkaBroker, KafkaCluster, KubeControlPlane, StackError
+from segue.stack.kafka_secure import SecureKafkaBroker
 from segue.stack.kubelet import PodRunner
 from segue.stack.localstack import NODE_NAME
 from segue.stack.paths import Binaries
@@ -101,6 +102,19 @@ def three_brokers(kafka_cluster: KafkaCluster) -> Iterator[KafkaCluster]:
     for node in kafka_cluster.nodes:
         if not node.running:
             node.start()
+
+
+@pytest.fixture(scope="session")
+def kafka_secure(
+    tmp_path_factory: pytest.TempPathFactory, binaries: Binaries
+) -> Iterator[SecureKafkaBroker]:
+    """Opt-in, a second broker for the session: one that authenticates (SASL_SSL with
+    SCRAM-SHA-512, its certificate from the stack's own CA) and authorizes every request
+    by ACL (KRaft's StandardAuthorizer). Its PLAINTEXT listener is the harness's, as a
+    super user; tests add SCRAM users and grant them ACLs (segue.stack.kafka_acls)."""
+    broker = SecureKafkaBroker(tmp_path_factory.mktemp("kafka-secure"), binaries)
+    yield _started(broker, "Kafka (SASL_SSL, ACLs)")
+    broker.stop()
 
 
 @pytest.fixture(scope="session")

@@ -39,6 +39,11 @@ class Kafka(Model):
     credentials_secret: SecretRef | None = None
     """A Secret whose keys are librdkafka settings (for example `security.protocol`,
     `sasl.mechanism`, `sasl.username`, `sasl.password`), given to every worker."""
+    operator_credentials_secret: SecretRef | None = None
+    """A Secret of the same form for the operator's own clients (it reads the app's
+    topics and offsets, and writes its history topic), so that it can log in as a
+    principal of its own with read-only ACLs. Unset: the operator uses
+    `credentialsSecret`."""
 
 
 class SubTopologySpec(Model):

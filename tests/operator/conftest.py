@@ -24,7 +24,11 @@ _MINIMAL_SPEC: dict[str, Any] = {
 _FULL_SPEC: dict[str, Any] = {
     "replicas": 3,
     "applicationId": "streams-wordcount",
-    "kafka": {"bootstrapServers": "kafka:9092", "credentialsSecret": {"name": "kafka-creds"}},
+    "kafka": {
+        "bootstrapServers": "kafka:9092",
+        "credentialsSecret": {"name": "kafka-creds"},
+        "operatorCredentialsSecret": {"name": "kafka-operator-creds"},
+    },
     "runtime": "segue",
     "template": {
         "image": "segue:dev",
