@@ -11,8 +11,10 @@ cause of a task that is down.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from segue.protocol import Role
 from segue.protocol.reports import AssignmentErrorReason, TaskErrorReason
 from segue.protocol.tasks import TaskId
 from segue.worker import metrics
@@ -99,3 +101,15 @@ def refusal_of(task: str, resolution: Resolution) -> tuple[str | None, Cause | N
     if task_id.partition >= sub.tasks:
         return AssignmentErrorReason.UNKNOWN_TASK, None
     return None, None
+
+
+def unapplied(
+    roles: Mapping[str, Role], owned: Iterable[str], generation: int, why: str
+) -> dict[str, tuple[Role, Cause]]:
+    """The tasks of a generation the worker could not apply (its topics could not be
+    read: the brokers away, or refusing its login), other than those it already runs:
+    reported as refused with ``why`` until the generation applies, so the status says
+    what holds them instead of showing members merely not ready."""
+    running = set(owned)
+    cause = Cause(TaskErrorReason.START_FAILED, f"generation {generation} not applied: {why}")
+    return {task: (role, cause) for task, role in roles.items() if task not in running}

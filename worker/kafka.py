@@ -55,12 +55,23 @@ Partition = tuple[str, int]  # (topic, partition)
 # then (tests/faults/test_restart.py[broker]); capped at 1 s, they are back within ~1.5 s.
 CLIENT_DEFAULTS: dict[str, Any] = {"reconnect.backoff.max.ms": 1000}
 
+# A login the brokers refused (a wrong password, an unknown user, a failed handshake).
+AUTH_CODES = {KafkaError._AUTHENTICATION, KafkaError.SASL_AUTHENTICATION_FAILED}
+
 FENCED_CODES = {
     KafkaError._FENCED,
     KafkaError._FATAL,
     KafkaError.PRODUCER_FENCED,
     KafkaError.INVALID_PRODUCER_EPOCH,
+}
+# An ACL refused the request: librdkafka makes it fatal for the producer, but no newer
+# owner exists, so the task is retried (a new producer) and starts once the ACL is
+# granted; as a fence it stayed down for good (tests/operator/test_e2e_auth.py).
+AUTHORIZATION_CODES = {
     KafkaError.TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
+    KafkaError.CLUSTER_AUTHORIZATION_FAILED,
+    KafkaError.TOPIC_AUTHORIZATION_FAILED,
+    KafkaError.GROUP_AUTHORIZATION_FAILED,
 }
 
 
@@ -143,18 +154,34 @@ def committed_offsets(
 
 
 def is_fenced(error: KafkaError) -> bool:
-    """Fenced, or any fatal producer error (for a transactional producer that is
-    almost always a fence, and retrying would fence the new owner in turn)."""
+    """Fenced, or any fatal producer error other than an ACL's refusal (for a
+    transactional producer that is almost always a fence, and retrying would fence the
+    new owner in turn)."""
+    if error.code() in AUTHORIZATION_CODES:
+        return False
     return bool(error.fatal()) or error.code() in FENCED_CODES
 
 
 class Admin:
     def __init__(self, bootstrap: str, extra: dict[str, Any]) -> None:
-        self.client = AdminClient({"bootstrap.servers": bootstrap, **extra})
+        self.refused: str | None = None  # the brokers' last refusal of its login, until one works
+        config = {"bootstrap.servers": bootstrap, **extra, "error_cb": self._on_error}
+        self.client = AdminClient(config)
+
+    def _on_error(self, error: KafkaError) -> None:
+        if error.code() in AUTH_CODES:
+            self.refused = error.str()
+
+    def why(self, exc: KafkaException) -> str:
+        """What to say of a call that failed: the refused login behind it, if one was
+        (the call itself fails as a bare ``Broker transport failure``)."""
+        self.client.poll(0)  # error_cb runs only when callbacks are served
+        return self.refused or str(exc.args[0] if exc.args else exc)
 
     def partition_counts(self, timeout: float = 10.0) -> dict[str, int]:
         with bounded("list_topics", timeout):
             metadata = self.client.list_topics(timeout=timeout)
+        self.refused = None
         return {
             name: len(topic.partitions)
             for name, topic in metadata.topics.items()

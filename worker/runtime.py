@@ -28,7 +28,7 @@ from segue.worker import closing, kafka, report
 from segue.worker.config import WorkerConfig
 from segue.worker.diff import diff
 from segue.worker.ends import EndsReader
-from segue.worker.failures import Cause, refusal_of
+from segue.worker.failures import Cause, refusal_of, unapplied
 from segue.worker.metrics import WorkerMetrics
 from segue.worker.state.layout import StateLayout
 from segue.worker.state.restore import RestoreError, Restorer, restore_consumer_config
@@ -223,8 +223,13 @@ class Worker:
                 try:
                     self._apply(document)
                 except KafkaException as exc:
+                    why = self.admin.why(exc)
                     log.error(
-                        "generation %d not applied yet (%s); retrying", document.generation, exc
+                        "generation %d not applied yet (%s); retrying", document.generation, why
+                    )
+                    roles, _ = document.roles_of(self.member)
+                    self.tasks.refuse(
+                        unapplied(roles, self.tasks.owned(), document.generation, why)
                     )
                     self.offer(document)
                     self.stopping.wait(1.0)

@@ -53,10 +53,15 @@ class HistoryProducer:
             )
             producer.poll(0)
         except (BufferError, KafkaException, ValueError) as exc:
+            if isinstance(exc, KafkaException) and exc.args[0].fatal():
+                # A fatal producer (an ACL refused its producer id) never sends again:
+                # the next row gets a new one, which works once the ACL is granted.
+                with self._lock:
+                    self._producers.pop(_key(bootstrap, credentials), None)
             self._failed(labels, str(exc))
 
     def _producer(self, bootstrap: str, credentials: Mapping[str, str]) -> Producer:
-        key = (bootstrap, tuple(sorted(credentials.items())))
+        key = _key(bootstrap, credentials)
         with self._lock:
             if key not in self._producers:
                 config: dict[str, Any] = {
@@ -83,4 +88,14 @@ class HistoryProducer:
         """Deliver what is queued, within ``timeout`` per cluster; rows left undelivered."""
         with self._lock:
             producers = list(self._producers.values())
-        return sum(p.flush(timeout) for p in producers)
+        left = 0
+        for producer in producers:
+            try:
+                left += producer.flush(timeout)
+            except KafkaException:  # fatal: what it holds is not delivered
+                left += len(producer)
+        return left
+
+
+def _key(bootstrap: str, credentials: Mapping[str, str]) -> tuple[str, tuple[tuple[str, str], ...]]:
+    return bootstrap, tuple(sorted(credentials.items()))

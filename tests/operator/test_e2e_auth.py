@@ -17,9 +17,13 @@ from typing import Any
 import pytest
 from confluent_kafka import Producer
 
+from segue.operator.act.history import HistoryProducer
+from segue.operator.metrics import OperatorMetrics
+from segue.protocol.history import HistoryRecord
 from segue.stack import kafka_acls as acls
 from segue.stack.apps import Apps
 from segue.stack.kafka_secure import ScramLogin, SecureKafkaBroker
+from tests.worker.harness import create_topics, read_committed
 
 from .e2e import OperatorProcess, wait_for
 from .test_e2e_scaling import assert_exact, merge, running, wordcount
@@ -133,17 +137,10 @@ def test_wordcount_scales_with_two_principals_through_sasl_ssl_and_acls(
     print(REPORT[-1])
 
 
-# The app's principal refused: its workers retry "generation N not applied yet
-# (... Broker transport failure)" every 11 s, report no task and no error, and the
-# status stays Balanced with the members not ready. Saying it needs the worker to keep
-# its clients' authentication error (error_cb) and report it, and the operator to turn
-# that report into a Degraded reason (docs/reliability.md, "On an authenticated cluster").
-WORKERS_SAY_NOTHING = pytest.mark.xfail(
-    strict=True, reason="a worker does not report its clients' authentication failure yet"
-)
-
-
-@pytest.mark.parametrize("whose", ["operator", pytest.param("app", marks=WORKERS_SAY_NOTHING)])
+# The operator's principal refused: Degraded KafkaUnavailable with Kafka's reason. The
+# app's: its workers cannot read the topics to apply the generation and report its tasks
+# StartFailed with the refused login their admin client saw (worker/kafka.py Admin.why).
+@pytest.mark.parametrize("whose", ["operator", "app"])
 def test_a_wrong_password_is_degraded_within_seconds(
     whose: str,
     kafka_secure: SecureKafkaBroker,
@@ -207,3 +204,46 @@ def test_a_missing_acl_is_said_not_waited_on(
     acls.grant(kafka_secure.bootstrap_servers, app.principal, txn_ids)
     wait_for("2 pods balanced", lambda: apps.balanced("wc", 2), 120, why)
     wait_for("Degraded cleared", lambda: said() is None, 60, why)
+
+
+def test_the_history_topic_needs_only_the_operator_grants(kafka_secure: SecureKafkaBroker) -> None:
+    """The operator's history producer (idempotent) writes through the SASL_SSL listener
+    with the history grants of docs/reliability.md and nothing else; a principal without
+    them is refused, counted, and the step goes on (``send`` never raises)."""
+    tag = uuid.uuid4().hex[:6]
+    topic, app_id = f"segue-history-{tag}", f"hist-{tag}"
+    create_topics(kafka_secure.bootstrap_servers, {topic: 1})
+    granted = kafka_secure.add_user(f"segue-operator-{tag}", canary())
+    bare = kafka_secure.add_user(f"segue-bare-{tag}", canary())
+    grants = acls.operator_grants(app_id, [], [], history_topic=topic)
+    acls.grant(kafka_secure.bootstrap_servers, granted.principal, grants)
+    rows = [
+        HistoryRecord(namespace="ns", app=app_id, time=1000.0 + i, spec_replicas=2, generation=i)
+        for i in range(3)
+    ]
+    metrics = OperatorMetrics()
+    history = HistoryProducer(topic, metrics, timeout=10.0)
+
+    def send_all(login: ScramLogin) -> None:
+        settings = login.settings()
+        bootstrap = settings.pop("bootstrap.servers")
+        for row in rows:
+            history.send(bootstrap, settings, row)
+
+    send_all(granted)
+    assert history.flush(30) == 0
+    back = read_committed(kafka_secure.bootstrap_servers, topic, lambda r: len(r) >= 3, 60)
+    assert [HistoryRecord.model_validate_json(v) for _, _, _, v in sorted(back)] == rows
+
+    def failures() -> float:
+        labels = {"namespace": "ns", "app": app_id}
+        return (
+            metrics.registry.get_sample_value("segue_operator_history_failures_total", labels) or 0
+        )
+
+    send_all(bare)
+    deadline = time.monotonic() + 60
+    while failures() < 1:  # refused: each row counted, by its delivery or its send
+        assert time.monotonic() < deadline, "the bare principal's rows were never refused"
+        history.flush(1)
+        send_all(bare)

@@ -8,6 +8,7 @@ import zlib
 from pathlib import Path
 
 import pytest
+from confluent_kafka import KafkaError
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -15,6 +16,8 @@ from segue.protocol.tasks import Expansion
 from segue.worker import INT64, STRING, Topology
 from segue.worker.config import from_sources
 from segue.worker.diff import diff
+from segue.worker.failures import unapplied
+from segue.worker.kafka import is_fenced
 from segue.worker.serdes import MalformedRecord
 from segue.worker.state.checkpoint import Checkpoint, CorruptCheckpoint, decode, encode
 from segue.worker.topics import resolve
@@ -170,3 +173,22 @@ def test_flags_override_environment_over_defaults() -> None:
     assert config.processing_guarantee == "exactly_once"
     with pytest.raises(ValueError, match="MODULE:OBJECT"):
         from_sources({"app": "nocolon"}, env)
+
+
+def test_a_generation_not_applied_says_why_for_the_tasks_not_running() -> None:
+    roles = {"0_0": "active", "0_1": "standby", "1_0": "active"}
+    causes = unapplied(roles, owned=["1_0"], generation=3, why="SASL authentication error")
+    assert sorted(causes) == ["0_0", "0_1"]  # 1_0 runs on: not reported
+    role, cause = causes["0_1"]
+    assert role == "standby"
+    assert cause.reason == "StartFailed"
+    assert cause.message == "generation 3 not applied: SASL authentication error"
+
+
+def test_an_acl_refusal_is_retried_not_taken_for_a_fence() -> None:
+    """librdkafka makes a refused transactional id fatal; no newer owner exists, so the
+    task must retry (and start once the ACL is granted), not stay down as fenced."""
+    refused = KafkaError(KafkaError.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, fatal=True)
+    assert not is_fenced(refused)
+    assert is_fenced(KafkaError(KafkaError.PRODUCER_FENCED))
+    assert is_fenced(KafkaError(KafkaError._FATAL, fatal=True))
