@@ -8,10 +8,14 @@ seeing the new owner report it active: the pause as the control plane sees it.
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Iterable, Mapping
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
 LABELS = ("namespace", "app")
+# Events an alert counts (charts/segue/templates/prometheusrule.yaml): their series start
+# at 0 with the app, so the first one is an increase Prometheus sees.
+ALERTED_EVENTS = (("Warning", "ScaleDownTimeout"),)
 
 # The autoscaling signal (segue.operator.autoscale.AppSignal field -> gauge, help);
 # docs/autoscaling.md has the maths, docs/operator.md the table.
@@ -129,6 +133,36 @@ class OperatorMetrics:
             LABELS,
             registry=r,
         )
+        self.events = Counter(
+            "segue_operator_events",
+            "Kubernetes Events posted about an app, by type and reason (the chart's alerts "
+            "count ScaleDownTimeout)",
+            (*LABELS, "type", "reason"),
+            registry=r,
+        )
+        # The app's state as its status says it, for alerts and dashboards: every series
+        # of an app is set afresh on each look (:meth:`show_state`), stale ones removed.
+        self.condition = Gauge(
+            "segue_app_condition",
+            "1 for each condition of the app's status, labelled with its status and reason "
+            "(kube-state-metrics' shape)",
+            (*LABELS, "type", "status", "reason"),
+            registry=r,
+        )
+        self.learner_lag = Gauge(
+            "segue_app_learner_lag_records",
+            "each learner's lowest changelog lag so far, records (it only drops while the "
+            "learner makes progress)",
+            (*LABELS, "task", "member"),
+            registry=r,
+        )
+        self.task_errors = Gauge(
+            "segue_app_task_errors",
+            "tasks a member was given and cannot run now, by the worker's reason",
+            (*LABELS, "reason"),
+            registry=r,
+        )
+        self._shown: dict[tuple[str, str], dict[Gauge | Counter, set[tuple[str, ...]]]] = {}
         self.reconcile_seconds = Histogram(
             "segue_operator_reconcile_duration_seconds",
             "one observe-decide-act step",
@@ -145,3 +179,54 @@ class OperatorMetrics:
         for gauge in self.signal.values():
             with contextlib.suppress(KeyError):
                 gauge.remove(namespace, app)
+
+    def show_state(
+        self,
+        namespace: str,
+        app: str,
+        conditions: Iterable[tuple[str, str, str]],
+        learners: Mapping[str, tuple[str, int]] | None = None,
+        errors: Mapping[str, int] | None = None,
+    ) -> None:
+        """The app's conditions as (type, status, reason); ``learners``: task -> (member,
+        lowest lag); ``errors``: reason -> tasks. None leaves that part as last shown."""
+        for type_, reason in ALERTED_EVENTS:
+            self._remember(namespace, app, self.events, (type_, reason))
+        self._show(namespace, app, self.condition, {(*c,): 1 for c in conditions})
+        if learners is not None:
+            lags: dict[tuple[str, ...], float] = {
+                (t, m): float(lag) for t, (m, lag) in learners.items()
+            }
+            self._show(namespace, app, self.learner_lag, lags)
+        if errors is not None:
+            self._show(namespace, app, self.task_errors, {(r,): n for r, n in errors.items()})
+
+    def _show(
+        self, namespace: str, app: str, gauge: Gauge, values: Mapping[tuple[str, ...], float]
+    ) -> None:
+        """Set ``gauge``'s series of the app to ``values``, removing those not in it."""
+        shown = self._shown.setdefault((namespace, app), {})
+        for gone in shown.get(gauge, set()) - set(values):
+            with contextlib.suppress(KeyError):
+                gauge.remove(namespace, app, *gone)
+        for labels, value in values.items():
+            gauge.labels(namespace, app, *labels).set(value)
+        shown[gauge] = set(values)
+
+    def count_event(self, namespace: str, app: str, type_: str, reason: str) -> None:
+        self._remember(namespace, app, self.events, (type_, reason))
+        self.events.labels(namespace, app, type_, reason).inc()
+
+    def _remember(
+        self, namespace: str, app: str, counter: Counter, labels: tuple[str, ...]
+    ) -> None:
+        self._shown.setdefault((namespace, app), {}).setdefault(counter, set()).add(labels)
+        counter.labels(namespace, app, *labels)  # a new series starts at 0
+
+    def forget_state(self, namespace: str, app: str) -> None:
+        """The app is gone: drop every series :meth:`show_state` and
+        :meth:`count_event` made for it."""
+        for metric, shown in self._shown.pop((namespace, app), {}).items():
+            for labels in shown:
+                with contextlib.suppress(KeyError):
+                    metric.remove(namespace, app, *labels)

@@ -79,6 +79,7 @@ class Reconciler:
         self.groups.forget(uid)
         self.signals.remove(namespace, name)
         self.metrics.forget_signal(namespace, name)
+        self.metrics.forget_state(namespace, name)
 
     def signal(self, namespace: str, app: StreamApp, uid: str, observed: Observed) -> None:
         """Sample the input and put the app's new signal on the board. Never fails the

@@ -13,6 +13,7 @@ start it through :class:`LocalStack`. Binaries come from ``stack/install/*.sh``
   authorizes (ACLs), and the ACLs an app and the operator need;
 - ``kafka_proxied`` and ``toxiproxy``: a broker reached through a real TCP proxy, for
   the network fault (tests/faults/test_network.py);
+- ``prometheus``: the pinned Prometheus server and promtool (the chart's alerts);
 - ``certs`` and ``kube``: etcd, kube-apiserver, kube-controller-manager, kubeconfig;
 - ``kubelet/``: the pod runner;
 - ``localstack``: all of it together, with the order and the teardown.

@@ -163,7 +163,9 @@ def text_input(bootstrap: str, topic: str, words: int, rate: float, **config: An
 
 def keyed_input(bootstrap: str, topic: str, keys: int, rate: float) -> SteadyInput:
     """Keys ``k0..k<n>`` placed by the Java-compatible murmur2 partitioner, so after the
-    topic grows every key lands where Kafka Streams' clients would put it."""
+    topic grows every key lands where Kafka Streams' clients would put it. Idempotent:
+    a batch retried across a broker's restart would otherwise be written twice (seen:
+    one key counted once more than it was sent after a broker crash)."""
 
     def record(i: int) -> tuple[str, str, str]:
         return f"k{i % keys}", str(i), f"k{i % keys}"
@@ -174,5 +176,5 @@ def keyed_input(bootstrap: str, topic: str, keys: int, rate: float) -> SteadyInp
         rate,
         record,
         partitioner="murmur2_random",
-        **{"topic.metadata.refresh.interval.ms": 1000},
+        **{"topic.metadata.refresh.interval.ms": 1000, "enable.idempotence": True},
     )

@@ -11,6 +11,7 @@ state machine; the object builders are :mod:`.objects`, the writes :mod:`.apply`
 from __future__ import annotations
 
 import logging
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -146,17 +147,20 @@ class Actor:
         self._patch_status(target, status_patch(status, target.raw_status))
         for event in plan.events:
             log.info("%s/%s: %s: %s", namespace, name, event.reason, event.message)
-            self.recorder.post(
-                target.involved,
-                type_=event.type,
-                reason=event.reason,
-                message=event.message,
-                now=now,
-            )
+            self._tell(target, event.type, event.reason, event.message, now)
         for _task, seconds in plan.handovers_done:
             self.metrics.handover_seconds.labels(*labels).observe(seconds)
         self.metrics.learners.labels(*labels).set(plan.learners)
         self.metrics.generation.labels(*labels).set(plan.assessment.generation)
+        held = plan.memory.held
+        errors = Counter(f.reason for m in plan.assessment.members for f in m.faults.values())
+        self.metrics.show_state(
+            namespace,
+            name,
+            [(c.type, c.status, c.reason) for c in plan.assessment.conditions],
+            learners={t: (p.member, p.lag) for t, p in (held.progress if held else {}).items()},
+            errors=errors,
+        )
 
     def acknowledge(self, target: Target, message: str, now: float) -> None:
         """A new app's first status, before its first look (which waits on Kafka, up to
@@ -167,6 +171,7 @@ class Actor:
             phase="Pending", conditions=[condition(waiting, None, target.generation, now)]
         )
         self._patch_status(target, {"status": status.model_dump(mode="json", exclude_none=True)})
+        self._show(target, status)
 
     def refuse(
         self,
@@ -193,10 +198,19 @@ class Actor:
         kept = [c for c in before or [] if c.type not in {f.type for f in fresh}]
         status = StreamAppStatus(phase="Degraded", conditions=[*kept, *fresh])
         self._patch_status(target, {"status": status.model_dump(mode="json", exclude_none=True)})
+        self._show(target, status)
         if old is None or (old.status, old.reason, old.message) != ("True", reason, message):
-            self.recorder.post(
-                target.involved, type_="Warning", reason=reason, message=message, now=now
-            )
+            self._tell(target, "Warning", reason, message, now)
+
+    def _tell(self, target: Target, type_: str, reason: str, message: str, now: float) -> None:
+        """Post an Event (aggregated by the recorder) and count it for the alerts."""
+        self.recorder.post(target.involved, type_=type_, reason=reason, message=message, now=now)
+        self.metrics.count_event(target.namespace, target.name, type_, reason)
+
+    def _show(self, target: Target, status: StreamAppStatus) -> None:
+        """The conditions just written, as metrics (learners and errors as last shown)."""
+        said = [(c.type, c.status, c.reason) for c in status.conditions or []]
+        self.metrics.show_state(target.namespace, target.name, said)
 
     def _patch_status(self, target: Target, patch: dict[str, Any]) -> None:
         self.custom.patch_namespaced_custom_object_status(

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Puts the local stack's commands on the virtualenv's PATH (bin.sh VENV_BIN): kubectl and
-# helm (links to the pinned builds) and Kafka's own kafka-*.sh (wrappers that run
+# Puts the local stack's commands on the virtualenv's PATH (bin.sh VENV_BIN): kubectl,
+# helm and promtool (links to the pinned builds) and Kafka's own kafka-*.sh (wrappers that run
 # kafka-tools' main classes), so `. .venv/bin/activate` gives a newcomer every command
 # the README names, at the versions the stack runs. Rewritten on every `make`.
 source "$(dirname "$0")/common.sh"
@@ -8,6 +8,7 @@ bin="${1:?usage: bin.sh VENV_BIN}"
 mkdir -p "$bin"
 ln -sfn "$SEGUE_CACHE/kubernetes-$KUBERNETES_VERSION/bin/kubectl" "$bin/kubectl"
 ln -sfn "$SEGUE_CACHE/helm-$HELM_VERSION/bin/helm" "$bin/helm"
+ln -sfn "$SEGUE_CACHE/promtool-$PROMETHEUS_VERSION/bin/promtool" "$bin/promtool"
 libs="$SEGUE_CACHE/kafka-tools-$KAFKA_VERSION/libs"
 tool() {  # NAME MAIN-CLASS [LIBS]
   cat > "$bin/$1" <<WRAPPER

@@ -42,7 +42,8 @@ kafka_jars() {
 # go_binary DIR NAME MODULE VERSION PACKAGE GO [LDFLAGS]: builds PACKAGE of MODULE@VERSION
 # from the Go module proxy into $SEGUE_CACHE/DIR-VERSION/bin/NAME, through a throwaway
 # build module (so the binary gets its own name and the flags), checked by running it
-# with its version flag and stamped; at once when the stamp is there.
+# with its version flag ($VERSION_FLAG, default -version) and stamped; at once when the
+# stamp is there.
 go_binary() {
   local dir="$1" name="$2" module="$3" version="$4" package="$5" go="$6" ldflags="${7:-}"
   local dest="$SEGUE_CACHE/$dir-$version"
@@ -53,6 +54,6 @@ go_binary() {
     "$name" "$go" "$module" "$version" > "$dest/src/go.mod"
   : > "$dest/src/go.sum"
   (cd "$dest/src" && go build -trimpath -ldflags "-s -w $ldflags" -o "$dest/bin/$name" "$package")
-  "$dest/bin/$name" -version >&2
+  "$dest/bin/$name" "${VERSION_FLAG:--version}" >&2
   mark_done "$dest"
 }

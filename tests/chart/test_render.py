@@ -308,7 +308,7 @@ def test_the_service_monitor_scrapes_the_metrics_service() -> None:
     ]
     assert monitor["metadata"]["labels"]["p"] == "x"
     assert monitor["spec"]["endpoints"] == [
-        {"port": "metrics", "path": "/metrics", "interval": "15s"}
+        {"port": "metrics", "path": "/metrics", "interval": "15s", "honorLabels": True}
     ]
     selected = monitor["spec"]["selector"]["matchLabels"]
     assert selected.items() <= service["metadata"]["labels"].items()

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from confluent_kafka import Consumer, KafkaError, TopicPartition
 
+from segue.worker.kafka import Admin
+
 
 def _read(bootstrap: str, topic: str, partition: int, isolation: str) -> dict[int, bytes]:
     """offset -> value of every record in the partition up to its end, at ``isolation``."""
@@ -55,3 +57,27 @@ def word_records(bootstrap: str, topic: str, partition: int, word: str, limit: i
     if aborted:  # the part that tells the story: from a little before the first abort
         marks = marks[max(0, aborted[0] - 3) :]
     return f"{word} in {topic}[{partition}] ('!': not committed): {' '.join(marks[:limit])}"
+
+
+def shortfall(bootstrap: str, group: str, source: str, output: str) -> str:
+    """Why a committed read of ``output`` came up short, once the broker serves: each
+    output partition's last stable offset against its high watermark (a gap that
+    stays is a transaction left open or hanging) and each input partition's offset
+    committed by ``group`` against its end (a gap that stays is input not processed)."""
+    try:
+        admin = Admin(bootstrap, {})
+        counts = admin.partition_counts()
+        outs = [(output, p) for p in range(counts.get(output, 0))]
+        ins = [(source, p) for p in range(counts.get(source, 0))]
+        stable, high = admin.end_offsets(outs), admin.high_watermarks(outs + ins)
+        reader = Consumer({"bootstrap.servers": bootstrap, "group.id": group})
+        try:
+            found = reader.committed([TopicPartition(t, p) for t, p in ins], timeout=10)
+        finally:
+            reader.close()
+        done = {(tp.topic, tp.partition): tp.offset for tp in found}
+    except Exception as exc:  # evidence is best effort: never hide the failure itself
+        return f"(could not read the ends: {exc})"
+    lines = [f"{t}[{p}]: stable {stable.get((t, p))} of {high.get((t, p))}" for t, p in outs]
+    lines += [f"{t}[{p}]: committed {done.get((t, p))} of {high.get((t, p))}" for t, p in ins]
+    return "\n".join(lines)

@@ -28,6 +28,8 @@ from tests.operator.test_e2e_scaling import diagnose
 from tests.worker.harness import read_committed
 from tests.worker.scenarios import check_exact
 
+from .evidence import shortfall
+
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(900)]
 __all__ = ["serving_operator"]  # the fixture, shared with tests/operator/test_e2e_hpa.py
 RATE = 400.0  # records/s: needs 2 of Tally's pods at test_e2e_hpa's COST_MS
@@ -146,7 +148,12 @@ def test_an_hpa_never_scales_down_on_a_signal_kafka_could_not_give(
     finally:
         sent = producer.stop()
     total = sum(sent.values())
-    records = read_committed(broker.bootstrap_servers, output, lambda r: len(r) >= total, 180)
+    try:
+        records = read_committed(broker.bootstrap_servers, output, lambda r: len(r) >= total, 180)
+    except AssertionError as short:
+        group = apps.get("wc")["spec"]["applicationId"]
+        ends = shortfall(broker.bootstrap_servers, group, source, output)
+        raise AssertionError(f"{short} of {total}\n{ends}\n{why()}") from short
     check_exact(records, sent)
     print(
         f"broker down {DOWNTIME:.0f}s: unknown {unknown[0].at:.1f}s into it, replicas held at "

@@ -124,6 +124,10 @@ def test_scale_up_and_down_through_the_scale_subresource(
     assert settled < asked - 0.5 < scaled_up < asked + up < scaled_down
     metrics = operator.metrics()
     assert "segue_operator_handover_duration_seconds_count" in metrics
+    # the status as metrics, for alerts (charts/segue/templates/prometheusrule.yaml)
+    said = f'namespace="{apps.namespace}",reason="Balanced",status="True",type="Balanced"'
+    assert f'segue_app_condition{{app="wc",{said}}} 1.0' in metrics, metrics
+    assert 'reason="TaskHandedOver",type="Normal"} ' in metrics, metrics
     # Deleting the app stops its loop (Kopf's finalizer comes off) and the garbage
     # collector removes what it owned: pods, the assignment, the workers' access.
     apps.custom.delete_namespaced_custom_object(GROUP, VERSION, apps.namespace, PLURAL, "wc")
@@ -133,6 +137,8 @@ def test_scale_up_and_down_through_the_scale_subresource(
         120,
         why,
     )
+    gone = lambda: 'segue_app_condition{app="wc"' not in operator.metrics()  # noqa: E731
+    wait_for("the app's state series gone", gone, 30, why)
     REPORT.append(
         f"2->4 balanced in {up:.1f}s, 4->2 in {down:.1f}s, {total} lines exact; "
         + handover_summary(metrics)
