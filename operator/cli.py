@@ -177,6 +177,7 @@ def run(args: argparse.Namespace) -> int:
     from segue.operator.handlers import build_registry
     from segue.operator.metrics import OperatorMetrics
     from segue.operator.reconcile import Reconciler
+    from segue.stderr_json import wrap_stderr
 
     try:
         settings = settings_from(args)
@@ -195,6 +196,11 @@ def run(args: argparse.Namespace) -> int:
         log_format=kopf.LogFormat.JSON if settings.log_format == "json" else kopf.LogFormat.FULL,
     )
     logging.getLogger().setLevel(level.upper())
+    if settings.log_format == "json":  # librdkafka's own stderr lines as objects too
+        real = wrap_stderr(dict, "segue.operator.stderr")
+        for handler in logging.getLogger().handlers:
+            if isinstance(handler, logging.StreamHandler):
+                handler.setStream(real)
     metrics = OperatorMetrics()
     try:
         if settings.metrics_port:

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from confluent_kafka import Consumer, Message, Producer
 
 from segue.worker.context import TaskContext, headers_of, raw_bytes
+from segue.worker.logs import about
 from segue.worker.processor import Record
 from segue.worker.serdes import MalformedRecord
 from segue.worker.state.engine import StoreCorrupt
@@ -118,7 +119,15 @@ class ActiveTask(TaskTransaction):
                 f"task {self.task_id}: {kind} record at {where}: {exc!r} "
                 "(error policy 'stop'; set on_error='skip' or 'dead_letter' to go on)"
             ) from exc
-        log.error("task %s: %s record at %s (%s): %r", self.task_id, kind, where, policy, exc)
+        log.error(
+            "task %s: %s record at %s (%s): %r",
+            self.task_id,
+            kind,
+            where,
+            policy,
+            exc,
+            extra=about(self.task_id),
+        )
         if policy == "dead_letter":
             headers = [
                 ("segue.error", repr(exc).encode()[:1000]),

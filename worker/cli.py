@@ -14,11 +14,14 @@ import argparse
 import importlib
 import json
 import logging
+import os
 import signal
 import sys
 from pathlib import Path
 from types import FrameType
 from typing import Any
+
+from segue.worker.logs import LOG_FORMAT_ENV
 
 HELP = "run a stream application's worker process"
 
@@ -110,6 +113,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="extra librdkafka setting for every client (repeatable)",
     )
     add("--log-level", default="INFO", help="default INFO")
+    add(
+        "--log-format",
+        choices=["plain", "json"],
+        default=os.environ.get(LOG_FORMAT_ENV, "plain"),
+        help="plain: one human line per record; json: one object per line with app, pod, "
+        f"task and generation fields (env {LOG_FORMAT_ENV}; default plain)",
+    )
 
 
 def load_topology(spec: str, kwargs: dict[str, str] | None = None) -> Any:
@@ -132,6 +142,7 @@ def run(args: argparse.Namespace) -> int:
     from pydantic import ValidationError
 
     from segue.worker import config as worker_config
+    from segue.worker import logs
     from segue.worker.describe import describe
     from segue.worker.http import serve
     from segue.worker.metrics import WorkerMetrics
@@ -139,11 +150,7 @@ def run(args: argparse.Namespace) -> int:
     from segue.worker.watch import AssignmentWatcher, api_client
     from segue.worker.watchdog import GRACE, WATCHDOG, monitor
 
-    logging.basicConfig(
-        level=args.log_level.upper(),
-        stream=sys.stderr,
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-    )
+    logs.configure(args.log_level, "plain", "", "")  # until the app and pod are known
     log = logging.getLogger("segue.worker")
     kafka_extra = dict(item.split("=", 1) for item in args.kafka)
     flags = {
@@ -182,6 +189,7 @@ def run(args: argparse.Namespace) -> int:
     monitor(WATCHDOG, config.stuck_exit_after)
     metrics = WorkerMetrics()
     application_id = config.application_id or topology.application_id  # as runtime.Worker
+    logs.configure(args.log_level, args.log_format, application_id, config.member)
     described = json.dumps(describe(topology, application_id).document()).encode()
     server = serve(metrics, config.metrics_host, config.metrics_port, described)
     log.info("member %s serving metrics on %s:%d", config.member, *server.server_address[:2])

@@ -33,6 +33,7 @@ from segue.worker.commit_threads import CommitThreads
 from segue.worker.failures import failure_of
 from segue.worker.guard import FailTask, guarded, reraise
 from segue.worker.kafka import COMMIT_GRACE, COMMIT_TIMEOUT
+from segue.worker.logs import about
 from segue.worker.ownership import Task
 from segue.worker.transaction import TaskAborted
 
@@ -108,7 +109,7 @@ class Committing:
         self.threads.abandon(task.name)
         if task.active is not None:
             task.active.abandoned = True
-        log.error("task %s: commit abandoned: %s", task.name, why)
+        log.error("task %s: commit abandoned: %s", task.name, why, extra=about(task.name))
         if fail:
             stuck = TaskAborted(
                 f"task {task.name}: commit abandoned: {why}; its producer is left to the "
@@ -137,7 +138,9 @@ class Committing:
         if resume:
             return self._land(task, flight.error, flight.held)
         if flight.error is not None or task.active is None:
-            log.warning("task %s: commit failed: %s", task.name, flight.error)
+            log.warning(
+                "task %s: commit failed: %s", task.name, flight.error, extra=about(task.name)
+            )
             return False
         return _quietly(task, task.active.finish_commit)  # the caller aborts what is left
 
@@ -147,6 +150,6 @@ def _quietly(task: Task, step: Callable[[], None]) -> bool:
     try:
         step()
     except Exception as exc:
-        log.warning("task %s: commit failed: %s", task.name, exc)
+        log.warning("task %s: commit failed: %s", task.name, exc, extra=about(task.name))
         return False
     return True

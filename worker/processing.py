@@ -29,6 +29,7 @@ from segue.worker.guard import FailTask, guarded
 from segue.worker.hanging import Highs
 from segue.worker.inputs import InputRouter, source_inputs
 from segue.worker.kafka import is_fenced
+from segue.worker.logs import about
 from segue.worker.ownership import Task
 from segue.worker.restoring import Restoration
 from segue.worker.state.engine import StoreCorrupt, StoreFull, StoreLocked
@@ -151,7 +152,7 @@ class Processing:
         task.inputs = inputs
         task.move_to(TaskState.RUNNING)
         task.failures = 0
-        log.info("task %s running (inputs %s)", task.name, inputs)
+        log.info("task %s running (inputs %s)", task.name, inputs, extra=about(task.name))
         phase(task.name, "running")
 
     def inputs(self, task: Task) -> list[tuple[str, int]]:
@@ -174,7 +175,7 @@ class Processing:
         if added:
             self.router.assign_committed(task, added)
         task.inputs = inputs
-        log.info("task %s now reads %s", task.name, inputs)
+        log.info("task %s now reads %s", task.name, inputs, extra=about(task.name))
 
     # -- leaving --
 
@@ -193,7 +194,7 @@ class Processing:
             if done[task.name]:
                 phase(task.name, "released", f"seconds={took:.3f}")
             else:
-                log.warning("task %s: final commit failed", task.name)
+                log.warning("task %s: final commit failed", task.name, extra=about(task.name))
                 task.active.abort()
 
     def deactivate(self, task: Task, commit: bool, timeout: float = 30.0) -> None:

@@ -21,6 +21,7 @@ from confluent_kafka import KafkaException
 
 from segue.protocol.reports import TaskErrorReason, TaskState
 from segue.worker.failures import Failure, blocker, failure_of
+from segue.worker.logs import about
 from segue.worker.ownership import Task
 from segue.worker.restoring import Restoration
 from segue.worker.state.engine import StoreCorrupt, StoreFull, StoreLocked
@@ -98,7 +99,12 @@ class Recovery:
             if cause is not None:
                 self.fail(task, Failure(cause, retry=True))
             else:
-                log.info("task %s: retrying (failure %d)", task.name, task.failures)
+                log.info(
+                    "task %s: retrying (failure %d)",
+                    task.name,
+                    task.failures,
+                    extra=about(task.name),
+                )
                 self.enter(task)
 
     def _fresh_subs(self) -> Mapping[int, ResolvedSub] | None:

@@ -29,6 +29,7 @@ from segue.worker.config import WorkerConfig
 from segue.worker.diff import diff
 from segue.worker.ends import EndsReader
 from segue.worker.failures import Cause, refusal_of, unapplied
+from segue.worker.logs import about
 from segue.worker.metrics import WorkerMetrics
 from segue.worker.state.layout import StateLayout
 from segue.worker.state.restore import RestoreError, Restorer, restore_consumer_config
@@ -153,14 +154,15 @@ class Worker:
             if refusal is None:
                 desired[task] = role
             else:
-                log.error("task %s: %s", task, refusal.message)
+                log.error("task %s: %s", task, refusal.message, extra=about(task))
                 refused[task] = (role, refusal)
         for name in self.tasks.down():
             if name in desired:
                 self.tasks.stop(name)  # it comes back: recreated from scratch
         self._deferred.clear()  # copies of an older generation not started yet: diffed again
         changes = diff(self.tasks.owned(), desired)
-        log.info("applying generation %d: %s", doc.generation, changes)
+        said = about(generation=doc.generation)
+        log.info("applying generation %d: %s", doc.generation, changes, extra=said)
         began = time.monotonic()
         self.tasks.release([*changes.stop, *changes.demote])
         self.tasks.refuse(refused)
@@ -188,14 +190,15 @@ class Worker:
         self.tasks.fence_pending()
         self.generation = doc.generation
         self._expansions = expansions
-        log.info("generation %d applied in %.3fs", doc.generation, time.monotonic() - began)
+        took = time.monotonic() - began
+        log.info("generation %d applied in %.3fs", doc.generation, took, extra=said)
 
     def _transition(self, name: str, step: Callable[..., None], *args: object) -> None:
         """One task's step of a generation; its failure is that task's, not the generation's."""
         try:
             step(*args)
         except Exception as exc:
-            log.exception("task %s: applying the generation failed", name)
+            log.exception("task %s: applying the generation failed", name, extra=about(name))
             self.tasks.fail(name, exc)
 
     def _resolve_now(self) -> Mapping[int, ResolvedSub]:

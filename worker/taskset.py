@@ -32,6 +32,7 @@ from segue.protocol import Role
 from segue.protocol.reports import TaskErrorReason, TaskState
 from segue.worker.failures import Cause, Failure, blocker, failure_of
 from segue.worker.hanging import Highs
+from segue.worker.logs import about
 from segue.worker.ownership import DOWN, Task, TaskView
 from segue.worker.processing import Processing
 from segue.worker.recovery import Recovery, Resolver
@@ -175,7 +176,7 @@ class TaskSet:
         self._processing.deactivate(task, commit=True, timeout=timeout)
         self._restoration.take_spare(task, close=True)
         self._restoration.close(task)
-        log.info("task %s stopped", name)
+        log.info("task %s stopped", name, extra=about(name))
         if task.role == "active":
             phase(name, "left", "stopped")
 
@@ -234,7 +235,7 @@ class TaskSet:
         try:
             step(*args)
         except Exception as exc:  # that task's failure, not the generation's
-            log.exception("task %s: letting it go failed", name)
+            log.exception("task %s: letting it go failed", name, extra=about(name))
             self.fail(name, exc)
 
     def release(self, names: list[str], timeout: float = 30.0) -> None:
@@ -283,4 +284,4 @@ class TaskSet:
             try:
                 self.stop(name, timeout=remaining)
             except Exception as exc:  # one task must not keep the others from closing
-                log.error("task %s: shutdown failed: %s", name, exc)
+                log.error("task %s: shutdown failed: %s", name, exc, extra=about(name))

@@ -16,6 +16,8 @@ from __future__ import annotations
 import logging
 import re
 
+from segue.worker.logs import about
+
 log = logging.getLogger(__name__)
 
 PHASES = ("released", "left", "fenced", "measured", "running", "first-record", "first-commit")
@@ -24,4 +26,6 @@ PATTERN = re.compile(r"handover task=(?P<task>\S+) phase=(?P<phase>\S+)(?: (?P<d
 
 def phase(task: str, name: str, detail: str = "") -> None:
     """Log that ``task`` reached step ``name`` of a handover (``detail``: its numbers)."""
-    log.info("handover task=%s phase=%s%s", task, name, f" {detail}" if detail else "")
+    log.info(
+        "handover task=%s phase=%s%s", task, name, f" {detail}" if detail else "", extra=about(task)
+    )

@@ -23,6 +23,7 @@ from kubernetes import client
 from segue.protocol import decode_configmap
 from segue.protocol.names import assignment_configmap, kafka_env_name
 from segue.stack.apps import Apps
+from segue.worker.logs import LOG_FORMAT_ENV
 from tests.conftest import SaslLogin
 
 from .e2e import OperatorProcess, wait_for
@@ -41,7 +42,15 @@ def credentials(login: SaslLogin, password: str) -> dict[str, str]:
     }
 
 
-def sasl_app(kafka: Any, apps: Apps, login: SaslLogin, password: str, replicas: int) -> Any:
+def sasl_app(
+    kafka: Any,
+    apps: Apps,
+    login: SaslLogin,
+    password: str,
+    replicas: int,
+    *,
+    env: dict[str, str] | None = None,
+) -> Any:
     """WordCount whose workers and operator reach Kafka only through the SASL listener,
     with credentials from a Secret; (body, source, output). Test input and output
     use the PLAINTEXT listener."""
@@ -49,7 +58,7 @@ def sasl_app(kafka: Any, apps: Apps, login: SaslLogin, password: str, replicas: 
         apps.namespace,
         {"metadata": {"name": SECRET}, "stringData": credentials(login, password)},
     )
-    body, source, output = wordcount(kafka, "wc", replicas)
+    body, source, output = wordcount(kafka, "wc", replicas, env=env)
     body["spec"]["kafka"] = {
         "bootstrapServers": login.bootstrap,
         "credentialsSecret": {"name": SECRET},
@@ -121,11 +130,24 @@ def operator_logs(operator: OperatorProcess) -> dict[str, str]:
     }
 
 
-def test_credentials_reach_kafka_by_reference_and_nowhere_else(
-    kafka: Any, kafka_sasl: SaslLogin, apps: Apps, operator: OperatorProcess, pod_runner: Any
+@pytest.mark.parametrize("log_format", ["plain", "json"])
+def test_credentials_reach_kafka_by_reference_and_nowhere_else(  # noqa: PLR0917 (fixtures)
+    log_format: str,
+    kafka: Any,
+    kafka_sasl: SaslLogin,
+    apps: Apps,
+    operator: OperatorProcess,
+    pod_runner: Any,
 ) -> None:
+    """In both log formats: the JSON one (issue 27) carries the same messages as
+    fields, and librdkafka's own lines through Python's logging."""
     canary = kafka_sasl.password
-    body, source, output = sasl_app(kafka, apps, kafka_sasl, canary, replicas=2)
+    if log_format == "json":  # the operator again, logging JSON; the workers told by env
+        operator.stop()
+        operator.extra = (*operator.extra, "--log-format", "json")
+        operator.start()
+    env = {LOG_FORMAT_ENV: log_format}
+    body, source, output = sasl_app(kafka, apps, kafka_sasl, canary, replicas=2, env=env)
     # Balanced and counting exactly needs the operator's admin client and every
     # worker's clients logged in over SASL: the references work.
     why, before, producer = running(
@@ -161,6 +183,11 @@ def test_credentials_reach_kafka_by_reference_and_nowhere_else(
 
     texts = everywhere(apps, operator, pod_runner, worker_metrics)
     assert any(n.startswith("pod log") for n in texts), sorted(texts)
+    if log_format == "json":  # what was searched is the JSON form, every line of it
+        json_operator = f"operator log {operator.name}-{operator.starts}.log"
+        for name, text in texts.items():
+            if name.startswith("pod log") or name == json_operator:
+                assert_json_lines(name, text, worker=name.startswith("pod log"))
     assert len([n for n in texts if n.startswith("worker /metrics")]) == 3
     assert carriers(canary, texts) == []
     # The control: the scanner does find the password where it belongs, stored in the
@@ -171,6 +198,21 @@ def test_credentials_reach_kafka_by_reference_and_nowhere_else(
         "secret value": base64.b64decode(secret.data["sasl.password"]).decode(),
     }
     assert carriers(canary, {**texts, **controls}) == ["secret object", "secret value"]
+
+
+def assert_json_lines(name: str, text: str, worker: bool) -> None:
+    """Every line an object; a worker's name its app and pod, and its task lines the task."""
+    objects = []
+    for line in text.splitlines():
+        try:
+            objects.append(json.loads(line))
+        except ValueError as exc:
+            raise AssertionError(f"{name}: not JSON: {line[:200]}") from exc
+    assert objects, name
+    if worker:
+        assert all(o["app"].startswith("wc-") and o["pod"].startswith("wc-") for o in objects)
+        assert any("task" in o for o in objects), name
+        assert any("generation" in o for o in objects), name
 
 
 def test_a_wrong_password_is_refused_and_said_without_the_password(
