@@ -14,8 +14,10 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
 LABELS = ("namespace", "app")
 # Events an alert counts (charts/segue/templates/prometheusrule.yaml): their series start
-# at 0 with the app, so the first one is an increase Prometheus sees.
+# at 0 with the app, so the first one is an increase Prometheus sees (as do the
+# generations and handovers the dashboard rates).
 ALERTED_EVENTS = (("Warning", "ScaleDownTimeout"),)
+Metric = Gauge | Counter | Histogram
 
 # The autoscaling signal (segue.operator.autoscale.AppSignal field -> gauge, help);
 # docs/autoscaling.md has the maths, docs/operator.md the table.
@@ -156,13 +158,21 @@ class OperatorMetrics:
             (*LABELS, "task", "member"),
             registry=r,
         )
+        self.members = Gauge(
+            "segue_app_members",
+            "the app's members by role (member, joining, leaving, absent, rolling)",
+            (*LABELS, "role"),
+            registry=r,
+        )
         self.task_errors = Gauge(
             "segue_app_task_errors",
             "tasks a member was given and cannot run now, by the worker's reason",
             (*LABELS, "reason"),
             registry=r,
         )
-        self._shown: dict[tuple[str, str], dict[Gauge | Counter, set[tuple[str, ...]]]] = {}
+        self._shown: dict[
+            tuple[str, str], dict[Gauge | Counter | Histogram, set[tuple[str, ...]]]
+        ] = {}
         self.reconcile_seconds = Histogram(
             "segue_operator_reconcile_duration_seconds",
             "one observe-decide-act step",
@@ -185,13 +195,18 @@ class OperatorMetrics:
         namespace: str,
         app: str,
         conditions: Iterable[tuple[str, str, str]],
+        *,
         learners: Mapping[str, tuple[str, int]] | None = None,
         errors: Mapping[str, int] | None = None,
+        members: Mapping[str, int] | None = None,
     ) -> None:
         """The app's conditions as (type, status, reason); ``learners``: task -> (member,
-        lowest lag); ``errors``: reason -> tasks. None leaves that part as last shown."""
+        lowest lag); ``errors``: reason -> tasks; ``members``: role -> members. None
+        leaves that part as last shown."""
         for type_, reason in ALERTED_EVENTS:
             self._remember(namespace, app, self.events, (type_, reason))
+        for counted in (self.generations, self.handovers, self.handover_seconds):
+            self._remember(namespace, app, counted, ())
         self._show(namespace, app, self.condition, {(*c,): 1 for c in conditions})
         if learners is not None:
             lags: dict[tuple[str, ...], float] = {
@@ -200,6 +215,8 @@ class OperatorMetrics:
             self._show(namespace, app, self.learner_lag, lags)
         if errors is not None:
             self._show(namespace, app, self.task_errors, {(r,): n for r, n in errors.items()})
+        if members is not None:
+            self._show(namespace, app, self.members, {(r,): n for r, n in members.items()})
 
     def _show(
         self, namespace: str, app: str, gauge: Gauge, values: Mapping[tuple[str, ...], float]
@@ -218,10 +235,13 @@ class OperatorMetrics:
         self.events.labels(namespace, app, type_, reason).inc()
 
     def _remember(
-        self, namespace: str, app: str, counter: Counter, labels: tuple[str, ...]
+        self, namespace: str, app: str, counted: Counter | Histogram, labels: tuple[str, ...]
     ) -> None:
-        self._shown.setdefault((namespace, app), {}).setdefault(counter, set()).add(labels)
-        counter.labels(namespace, app, *labels)  # a new series starts at 0
+        """Start ``counted``'s series of the app at 0 (its first increase is then one
+        Prometheus sees: seen first at 4, four handovers would never show in a rate),
+        and drop it with the app."""
+        self._shown.setdefault((namespace, app), {}).setdefault(counted, set()).add(labels)
+        counted.labels(namespace, app, *labels)
 
     def forget_state(self, namespace: str, app: str) -> None:
         """The app is gone: drop every series :meth:`show_state` and

@@ -31,7 +31,13 @@ from segue.operator.kstreams.answer import answered
 from segue.operator.kstreams.seen import GroupsSeen
 from segue.operator.metrics import OperatorMetrics
 from segue.operator.observe import KafkaObserveError, PodState
-from segue.operator.scaling import KAFKA_UNAVAILABLE, Plan, decide, replication_unreadable
+from segue.operator.scaling import (
+    KAFKA_UNAVAILABLE,
+    Plan,
+    decide,
+    replication_unread,
+    replication_unreadable,
+)
 from segue.operator.settings import OperatorSettings
 from segue.operator.world import Observed, Observer, input_sample
 from segue.protocol import DocumentError
@@ -81,24 +87,26 @@ class Reconciler:
         self.metrics.forget_signal(namespace, name)
         self.metrics.forget_state(namespace, name)
 
-    def signal(self, namespace: str, app: StreamApp, uid: str, observed: Observed) -> None:
+    def signal(self, namespace: str, app: StreamApp, uid: str, observed: Observed) -> str | None:
         """Sample the input and put the app's new signal on the board. Never fails the
-        step: if Kafka cannot be read the last signal stays, its ``time`` going stale."""
+        step: if Kafka cannot be read the last signal stays, its ``time`` going stale,
+        and why is returned: the step says it in the status, then marks the signal
+        unknown, so no reader sees the metric unknown while the status still says
+        ``KafkaReplicated`` ``True``."""
         window = self._samples.get(uid, ())
         if window and observed.world.now - window[-1].time < SAMPLE_EVERY:
-            return
+            return None
         name = app.metadata["name"]
         try:
             sample = input_sample(observed)
-        except KafkaObserveError as exc:
+        except KafkaObserveError as exc:  # the step marks the signal unknown
             log.warning("%s/%s: no autoscaling sample: %s", namespace, name, exc)
-            self.signals.mark_unknown(namespace, name, f"Kafka unavailable: {exc}")
-            return
+            return str(exc)
         if sample is None:
-            return
+            return None
         window = self._samples[uid] = remember(window, sample)
         if len(window) < 2:
-            return  # no rate from one sample
+            return None  # no rate from one sample
         signal = compute(
             namespace,
             name,
@@ -109,6 +117,7 @@ class Reconciler:
         )
         self.signals.put(signal)
         self.metrics.show_signal(namespace, name, asdict(signal))
+        return None
 
     def record(
         self, namespace: str, app: StreamApp, uid: str, observed: Observed, plan: Plan
@@ -138,6 +147,18 @@ class Reconciler:
             self.metrics.kstreams_rebalances.labels(namespace, name).inc()
         if news.fallback is not None:
             plan = replace(plan, events=(*plan.events, news.fallback))
+        return plan
+
+    def plan_for(
+        self, namespace: str, name: str, uid: str, observed: Observed, unread: str | None
+    ) -> Plan:
+        """The core's plan for the step's look; ``unread``: why Kafka stopped answering
+        since the look (its ``KafkaReplicated`` is then Unknown)."""
+        plan = decide(observed.world)
+        if unread is not None:
+            plan = replication_unread(plan, unread)
+        if observed.group is not None:  # Kafka Streams takes a generation up at a rebalance
+            plan = self.answer(namespace, name, uid, observed, plan)
         return plan
 
     def step(self, namespace: str, name: str, pods: Mapping[str, PodState]) -> float:
@@ -188,12 +209,10 @@ class Reconciler:
             self.signals.mark_unknown(namespace, name, f"Kafka unavailable: {exc}")
             return self.settings.error_backoff
         target = replace(target, app=app, secret_keys=observed.secret_keys)
-        self.signal(namespace, app, target.uid, observed)
+        unread = self.signal(namespace, app, target.uid, observed)
         self.actor.ensure_access(target)
         world = observed.world
-        plan = decide(world)
-        if observed.group is not None:  # Kafka Streams takes a generation up at a rebalance
-            plan = self.answer(namespace, name, target.uid, observed, plan)
+        plan = self.plan_for(namespace, name, target.uid, observed, unread)
         try:
             self.actor.carry_out(
                 target,
@@ -206,6 +225,9 @@ class Reconciler:
             log.info("%s/%s: %s; deciding again", namespace, name, lost)
             self.metrics.conflicts.labels(namespace, name).inc()
             return 0.0
+        finally:
+            if unread is not None:  # the status says it first, then the metrics API
+                self.signals.mark_unknown(namespace, name, f"Kafka unavailable: {unread}")
         self.record(namespace, app, target.uid, observed, plan)
         self.metrics.reconcile_seconds.labels(namespace, name).observe(time.monotonic() - started)
         wait = self.settings.busy_interval if plan.busy else self.settings.idle_interval

@@ -160,6 +160,7 @@ class Actor:
             [(c.type, c.status, c.reason) for c in plan.assessment.conditions],
             learners={t: (p.member, p.lag) for t, p in (held.progress if held else {}).items()},
             errors=errors,
+            members=Counter(m.role for m in plan.assessment.members),
         )
 
     def acknowledge(self, target: Target, message: str, now: float) -> None:

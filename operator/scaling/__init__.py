@@ -25,7 +25,7 @@ from .model import (
     TaskFault,
     World,
 )
-from .replication import KAFKA_UNAVAILABLE, replication_unreadable
+from .replication import KAFKA_UNAVAILABLE, replication_unread, replication_unreadable
 
 __all__ = [
     "KAFKA_UNAVAILABLE",
@@ -47,6 +47,7 @@ __all__ = [
     "World",
     "decide",
     "from_document",
+    "replication_unread",
     "replication_unreadable",
     "to_document",
 ]

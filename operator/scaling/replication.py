@@ -12,7 +12,9 @@ run). :mod:`.core` adds it to the assessment and posts an event when it changes.
 
 from __future__ import annotations
 
-from .model import Condition, Event, Replication, World
+from dataclasses import replace
+
+from .model import Condition, Event, Plan, Replication, World
 
 TYPE = "KafkaReplicated"
 KAFKA_UNAVAILABLE = "KafkaUnavailable"
@@ -67,6 +69,15 @@ def replication_unreadable(why: str) -> Condition:
     """While the cluster cannot be read at all, nothing is known of its replicas: a
     ``True`` left from the last look would say all is well through an outage."""
     return Condition(TYPE, "Unknown", KAFKA_UNAVAILABLE, f"the cluster cannot be read: {why}")
+
+
+def replication_unread(plan: Plan, why: str) -> Plan:
+    """``plan`` with ``KafkaReplicated`` Unknown: Kafka stopped answering after the step's
+    look (its input offsets could not be sampled), so the look's ``True`` is no longer
+    known to hold; the metrics API already answers unknown (issue 26)."""
+    kept = tuple(c for c in plan.assessment.conditions if c.type != TYPE)
+    said = (*kept, replication_unreadable(why))
+    return replace(plan, assessment=replace(plan.assessment, conditions=said))
 
 
 def replication_events(world: World, now: Condition) -> list[Event]:

@@ -1,4 +1,5 @@
-"""An alert fires in a real Prometheus and clears after recovery (issue 27 item 2).
+"""An alert fires in a real Prometheus and clears after recovery, and every dashboard
+panel has data during the scale (issue 27 items 2 and 3).
 
 The stack's Prometheus scrapes the operator and every pod of WordCount (file-based
 discovery, kept up to date from the API as pods come) and evaluates the chart's own
@@ -7,11 +8,15 @@ rules, rendered with short windows. The fault: a scale 2 -> 4 whose learners res
 faster, so no learner ever catches up. ``SegueLearnerStalled`` must fire naming the app,
 the task and the member; once the input stops, the learners gain on their changelogs and
 it must clear. Every count stays exact throughout.
+
+While the alert fires (stateless tasks handed over, learners stuck, the scale in
+flight), every panel of the chart's Grafana dashboard runs over the test so far as
+Grafana runs it (``dashboard.assert_panels_have_data``): no Grafana server, its queries
+are what is tested.
 """
 
 from __future__ import annotations
 
-import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -22,9 +27,10 @@ import yaml
 from segue.stack.apps import Apps
 from segue.stack.prometheus import PrometheusServer
 from tests.faults.harness import NAME, start
-from tests.faults.owners import METRICS_PORT
 from tests.operator.e2e import OperatorProcess, wait_for
 
+from .dashboard import assert_panels_have_data
+from .discovery import Discovery
 from .test_alerts import rules
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(600)]
@@ -33,34 +39,6 @@ FAST = {
     "metrics": {"prometheusRule": {"enabled": True, "for": "20s", "learnerStallWindow": WINDOW}}
 }
 STALLED = "SegueLearnerStalled"
-
-
-class Discovery(threading.Thread):
-    """Keeps Prometheus' target file at the operator plus every pod of the app."""
-
-    def __init__(self, prometheus: PrometheusServer, apps: Apps, operator: OperatorProcess) -> None:
-        super().__init__(daemon=True)
-        self.prometheus, self.apps, self.operator = prometheus, apps, operator
-        self.stopped = threading.Event()
-
-    def run(self) -> None:
-        while not self.stopped.wait(1.0):
-            try:
-                pods = self.apps.pods(NAME)
-            except Exception:  # the API server is away: keep the last targets
-                continue
-            namespace = self.apps.namespace
-            groups = [
-                (
-                    [f"127.0.0.1:{self.operator.metrics_port}"],
-                    {"namespace": namespace, "pod": "operator"},
-                )
-            ]
-            for name, pod in sorted(pods.items()):
-                if pod.status.pod_ip:
-                    labels = {"namespace": namespace, "pod": name, "app": NAME}
-                    groups.append(([f"{pod.status.pod_ip}:{METRICS_PORT}"], labels))
-            self.prometheus.targets(groups)
 
 
 def stalled(prometheus: PrometheusServer, state: str = "firing") -> list[dict[str, Any]]:
@@ -84,6 +62,7 @@ def test_a_stalled_learner_fires_in_prometheus_and_clears_once_it_restores(  # n
     prometheus.start()
     discovery = Discovery(prometheus, apps, operator)
     discovery.start()
+    began = time.time()
     run = start(
         kafka, apps, operator, pod_runner, replicas=2, lines=3000, rate=100,
         env={"SEGUE_STANDBY_RESTORE_RATE": "5"},
@@ -106,6 +85,7 @@ def test_a_stalled_learner_fires_in_prometheus_and_clears_once_it_restores(  # n
         # the pods are scraped too: the learner's own lag, as its worker reports it
         lag = f'segue_task_lag{{pod="{labels["member"]}",task="{labels["task"]}"}}'
         assert prometheus.query(lag), lag
+        points = assert_panels_have_data(prometheus, apps.namespace, NAME, began, time.time())
 
         run.stop()  # the input stops: the changelogs stop growing, the learners gain
         stopped = time.monotonic()
@@ -119,4 +99,5 @@ def test_a_stalled_learner_fires_in_prometheus_and_clears_once_it_restores(  # n
     print(
         f"\n{STALLED} (window {WINDOW}) fired {fired:.1f}s after the learners started "
         f"({labels['task']} on {labels['member']}), cleared {cleared:.1f}s after the input stopped"
+        f"; dashboard points per panel: {points}"
     )

@@ -38,6 +38,7 @@ def test_conditions_learners_and_errors_replace_what_was_shown() -> None:
         [("Balanced", "True", "Balanced"), ("Degraded", "True", "StartFailed")],
         learners={"0_2": ("wc-3", 10)},
         errors={},
+        members={"member": 2, "joining": 2},
     )
     assert series(m, "segue_app_condition") == {
         labels(type="Balanced", status="True", reason="Balanced"): 1.0,
@@ -46,11 +47,17 @@ def test_conditions_learners_and_errors_replace_what_was_shown() -> None:
     }
     assert series(m, "segue_app_learner_lag_records") == {labels(task="0_2", member="wc-3"): 10.0}
     assert series(m, "segue_app_task_errors") == {}
+    assert series(m, "segue_app_members") == {
+        labels(role="member"): 2.0,
+        labels(role="joining"): 2.0,
+    }
 
 
 def test_conditions_alone_keep_the_learners_and_forgetting_drops_everything() -> None:
     m = OperatorMetrics()
-    m.show_state("team", "wc", [("Balanced", "False", "NotBalanced")], {"0_1": ("wc-2", 7)})
+    m.show_state(
+        "team", "wc", [("Balanced", "False", "NotBalanced")], learners={"0_1": ("wc-2", 7)}
+    )
     m.show_state("team", "wc", [("Degraded", "True", "KafkaUnavailable")])
     assert series(m, "segue_app_learner_lag_records") == {labels(task="0_1", member="wc-2"): 7.0}
     assert series(m, "segue_app_condition") == {
@@ -63,6 +70,9 @@ def test_conditions_alone_keep_the_learners_and_forgetting_drops_everything() ->
     m.count_event("team", "wc", "Normal", "TaskHandedOver")
     handed = labels(type="Normal", reason="TaskHandedOver")
     assert series(m, "segue_operator_events_total")[handed] == 2
+    # what the dashboard rates starts at 0 with the app too
+    assert series(m, "segue_operator_handovers_total") == {labels(): 0.0}
+    assert series(m, "segue_operator_handover_duration_seconds_count") == {labels(): 0.0}
     m.forget_state("team", "wc")
     page = generate_latest(m.registry).decode()
     assert 'app="wc"' not in page, page

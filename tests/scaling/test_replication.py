@@ -5,7 +5,7 @@ leader are named as what stops their tasks; one event per change."""
 
 from __future__ import annotations
 
-from segue.operator.scaling import Replication
+from segue.operator.scaling import Replication, replication_unread
 
 from .sim import Sim
 
@@ -82,3 +82,20 @@ def test_while_the_cluster_cannot_be_read_the_condition_is_unknown_and_says_why(
         KAFKA_UNAVAILABLE,
         "the cluster cannot be read: KafkaError{code=_TRANSPORT}",
     )
+
+
+def test_kafka_gone_after_the_look_turns_the_looks_true_unknown() -> None:
+    """The step read the cluster whole, then its input sample failed: the plan it
+    carries out says Unknown with why, everything else of it as decided."""
+    sim = Sim(replicas=2, replication=WHOLE)
+    sim.run()
+    plan = sim.plans[-1]
+    assert kafka(sim)[0] == "True"
+    unread = replication_unread(plan, "committed offsets of group g: broker transport failure")
+    said = unread.assessment.condition("KafkaReplicated")
+    assert (said.status, said.reason) == ("Unknown", "KafkaUnavailable")
+    assert "broker transport failure" in said.message
+    assert [c.type for c in unread.assessment.conditions if c.type != "KafkaReplicated"] == [
+        c.type for c in plan.assessment.conditions if c.type != "KafkaReplicated"
+    ]
+    assert (unread.publish, unread.events) == (plan.publish, plan.events)

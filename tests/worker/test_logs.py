@@ -76,11 +76,15 @@ logging.getLogger("segue.worker").info("task %s running", "1_3", extra=about("1_
 os.write(2, b"%3|1795701259.630|FAIL|rdkafka#producer-1| [thrd:x]: Connect failed\\n")
 print("a stray print to stderr", file=sys.stderr, flush=True)
 import time; time.sleep(0.3)  # the pump forwards the lines written to fd 2
+raise RuntimeError("uncaught")
 """
 
 
 def test_in_json_every_line_on_stderr_is_an_object_with_the_pod() -> None:
-    done = subprocess.run([sys.executable, "-c", CHILD], capture_output=True, text=True, check=True)
+    done = subprocess.run(
+        [sys.executable, "-c", CHILD], capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 1
     first, *rest = done.stderr.splitlines()
     assert first.endswith("INFO segue.worker: before the app is known")  # plain, until known
     parsed = [json.loads(line) for line in rest]
@@ -89,3 +93,6 @@ def test_in_json_every_line_on_stderr_is_an_object_with_the_pod() -> None:
     raw = by_message["%3|1795701259.630|FAIL|rdkafka#producer-1| [thrd:x]: Connect failed"]
     assert (raw["app"], raw["pod"], raw["logger"]) == ("wc-1a2b", "wc-0", "segue.worker.stderr")
     assert by_message["a stray print to stderr"]["pod"] == "wc-0"
+    (crash,) = [o for o in parsed if o["logger"] == "uncaught"]
+    assert crash["message"].endswith("RuntimeError: uncaught"), crash
+    assert (crash["level"], crash["pod"]) == ("CRITICAL", "wc-0")
