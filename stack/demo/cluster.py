@@ -205,9 +205,12 @@ class Cluster:
             if waited > self.settle_timeout or (waited > 12 and lag is not None and lag < 500):
                 break
             time.sleep(0.5)
+        # The HPA goes first, then the count is read: read first, a scale-up the HPA made
+        # meanwhile (3 -> 4 read, 5 written before the delete) left the show waiting for
+        # 4 pods of an app scaled to 5 (seen once in CI).
+        self.kubectl("delete", "hpa", "-n", self.namespace, APP)
         self.replicas = self._spec_replicas()
         self.hpa_replicas.append(self.replicas)
-        self.kubectl("delete", "hpa", "-n", self.namespace, APP)
         self.settle(self.replicas)
         return self.replicas
 
