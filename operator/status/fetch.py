@@ -9,6 +9,7 @@ refuses, or a pod does not answer, that pod's row says why and the status fills 
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC
 from typing import Any
 
@@ -20,6 +21,7 @@ from .build import Pod, Read
 from .model import EventRow
 
 PROXY_TIMEOUT = 3.0  # seconds for one pod's /metrics through the proxy
+PARALLEL = 8  # pods read at once
 
 
 class NotFound(Exception):
@@ -69,6 +71,7 @@ def read(api: Any, namespace: str, app: str) -> Read:
     port = int((obj.get("spec") or {}).get("metricsPort") or DEFAULT_METRICS_PORT)
     pods: list[Pod] = []
     reports: dict[str, WorkerReport | str] = {}
+    running: list[str] = []
     for item in sorted(
         core.list_namespaced_pod(namespace, label_selector=selector).items,
         key=lambda p: p.metadata.name,
@@ -77,9 +80,13 @@ def read(api: Any, namespace: str, app: str) -> Read:
         ready = any(c.type == "Ready" and c.status == "True" for c in item.status.conditions or [])
         pods.append(Pod(name, ready, deleting))
         if item.status.phase == "Running" and not deleting:
-            reports[name] = metrics(core, namespace, name, port)
+            running.append(name)
         else:
             reports[name] = f"pod {item.status.phase or 'Pending'}" + (" (deleting)" * deleting)
+    if running:  # one pod proxy call each, side by side: a slow pod delays no other
+        with ThreadPoolExecutor(max_workers=min(len(running), PARALLEL)) as pool:
+            pages = pool.map(lambda pod: metrics(core, namespace, pod, port), running)
+            reports.update(zip(running, pages, strict=True))
     selector = f"involvedObject.name={app},involvedObject.kind=StreamApp"
     listed = core.list_namespaced_event(namespace, field_selector=selector).items
     events = [_event(e) for e in listed]
