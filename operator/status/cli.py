@@ -11,7 +11,7 @@ import json
 import sys
 import time
 
-HELP = "Show a StreamApp at a glance: pods, tasks, learners, what the operator waits for."
+HELP = "show a StreamApp at a glance: pods, tasks, learners, what the operator waits for"
 
 DESCRIPTION = """\
 Show one StreamApp: its phase and conditions; per pod its member role, readiness and
