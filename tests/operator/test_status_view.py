@@ -6,10 +6,13 @@ between two reads. No cluster: tests/operator/test_e2e_status.py runs the comman
 from __future__ import annotations
 
 import json
+import tomllib
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from segue.cli import build_parser, main
 from segue.operator.api.status import StreamAppStatus
 from segue.operator.observe.scrape import WorkerReport, parse_worker_metrics
 from segue.operator.status.build import Pod, Read, handovers, restores, screen
@@ -19,6 +22,7 @@ from segue.operator.status.render import render
 from segue.operator.status.waiting import waiting
 
 T0 = 1_790_000_000.0
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def page(restored: int, lag: int) -> str:
@@ -213,3 +217,16 @@ def test_a_rate_needs_time_to_pass_and_never_goes_negative() -> None:
 
 def test_durations_read_like_kubectl_ages() -> None:
     assert [duration(s) for s in (None, 4.4, 185, 3720)] == ["-", "4s", "3m05s", "1h02m"]
+
+
+def test_the_command_takes_kubectls_flags_and_the_plugin_is_the_same_command(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    args = build_parser().parse_args(["status", "wc", "-n", "shop", "-o", "json", "--watch"])
+    assert (args.app, args.namespace, args.output, args.watch) == ("wc", "shop", "json", True)
+    assert (args.kubeconfig, args.context, args.interval, args.sample) == (None, None, 2.0, 1.0)
+    scripts = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]
+    assert scripts["kubectl-segue"] == "segue.cli:kubectl_main"
+    with pytest.raises(SystemExit):
+        main(["status", "--help"], prog="kubectl segue")
+    assert capsys.readouterr().out.startswith("usage: kubectl segue status")
