@@ -111,7 +111,8 @@ def learners(
     status: StreamAppStatus, reports: Mapping[str, WorkerReport | str], rates: Rates, at: float
 ) -> list[LearnerRow]:
     """Every learner: from its pod's metrics when read, else from the operator's held
-    progress; each with the rate since the last read and the ETA at that rate."""
+    progress, else (no task named yet) one row per learning member from its count and
+    largest lag; each with the rate since the last read and the ETA at that rate."""
     rows: dict[tuple[str, str], LearnerRow] = {}
     for pod, report in sorted(reports.items()):
         if not isinstance(report, WorkerReport):
@@ -135,7 +136,17 @@ def learners(
             task, progress.member, progress.lag, None, None, rate, eta(progress.lag, rate),
             "status",
         )  # fmt: skip
-    return sorted(rows.values(), key=lambda r: (-r.lag, r.member, r.task))
+    named = {member for member, _ in rows}
+    for m in status.members or []:
+        if m.learning and m.name not in named and not isinstance(reports.get(m.name), WorkerReport):
+            # Before the operator holds a target it names no learner's task: the member's
+            # count and largest lag are all there is.
+            lag = m.max_lag or 0
+            rate = rates.observe((m.name, None, "members"), at, -lag)
+            rows[(m.name, "")] = LearnerRow(
+                None, m.name, lag, None, None, rate, eta(lag, rate), "members"
+            )
+    return sorted(rows.values(), key=lambda r: (-r.lag, r.member, r.task or ""))
 
 
 def handovers(status: StreamAppStatus, events: Sequence[EventRow]) -> list[HandoverRow]:

@@ -45,14 +45,16 @@ class PodRow:
 class LearnerRow:
     """A task a member is warming up to take over."""
 
-    task: str
+    task: str | None  # None: the member learns, no source named the task yet ("members")
     member: str
     lag: int  # changelog records still to restore
     restored: int | None  # records restored so far (its metrics), summed over stores
     end: int | None  # the changelog's end as the learner saw it, summed over stores
     rate: float | None  # records/s it catches up, between two reads; None: one read only
     eta_seconds: float | None  # lag / rate; None: rate unknown or zero
-    source: str  # "metrics" (the pod's /metrics) or "status" (the operator's held progress)
+    # "metrics" (the pod's /metrics), "status" (the operator's held progress) or "members"
+    # (the status's member list: its learning count and largest lag, no task named)
+    source: str
 
 
 @dataclass(frozen=True)

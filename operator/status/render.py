@@ -80,7 +80,9 @@ def _learners(s: Screen) -> list[str]:
         if r.restored is not None and r.end:
             done = f"{r.restored:,}/{r.end:,} ({100 * min(r.restored, r.end) // r.end}%)"
         rate = "-" if r.rate is None else f"{r.rate:,.0f}/s"
-        rows.append([r.member, r.task, f"{r.lag:,}", done, rate, duration(r.eta_seconds), r.source])
+        rows.append(
+            [r.member, r.task or "?", f"{r.lag:,}", done, rate, duration(r.eta_seconds), r.source]
+        )
     return table(["learner", "task", "lag", "restored", "rate", "eta", "from"], rows)
 
 

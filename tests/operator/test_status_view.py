@@ -230,3 +230,21 @@ def test_the_command_takes_kubectls_flags_and_the_plugin_is_the_same_command(
     with pytest.raises(SystemExit):
         main(["status", "--help"], prog="kubectl segue")
     assert capsys.readouterr().out.startswith("usage: kubectl segue status")
+
+
+def test_a_learning_member_with_no_task_named_yet_has_a_row_from_its_count() -> None:
+    """Before the operator holds a target (pods still joining), and with no metrics, the
+    member list's learning count and largest lag are all there is."""
+    early = {
+        "phase": "Scaling",
+        "members": [{**member("wc-2", "joining", 0, learning=2), "maxLag": 300}],
+    }
+    obj = {"spec": {"replicas": 4}, "status": early}
+    rates = Rates()
+    reports: dict[str, WorkerReport | str] = {"wc-2": "pod proxy: HTTP 400 address not allowed"}
+    screen(Read("wc", "shop", obj, PODS, [], reports), rates, T0)
+    early["members"][0]["maxLag"] = 200
+    (row,) = screen(Read("wc", "shop", obj, PODS, [], reports), rates, T0 + 1).learners
+    assert (row.task, row.member, row.lag, row.source) == (None, "wc-2", 200, "members")
+    assert row.rate == 100.0
+    assert row.eta_seconds == 2.0
