@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -46,6 +47,19 @@ def status(kube: Any, namespace: str, *extra: str) -> dict[str, Any]:
     assert done.returncode == 0, done.stdout + done.stderr
     shown: dict[str, Any] = json.loads(done.stdout)
     return shown
+
+
+def watch(kube: Any, namespace: str, seconds: float) -> tuple[list[dict[str, Any]], int]:
+    """``segue status --watch -o json`` for ``seconds``, then Ctrl-C: its documents, one a
+    line, and its exit status."""
+    argv = [str(BIN / "segue"), "status", NAME, "-n", namespace, "--watch", "-o", "json"]
+    argv += ["--interval", "1", "--kubeconfig", str(kube.kubeconfig)]
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(seconds)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130, err
+    return [json.loads(line) for line in out.splitlines()], proc.returncode
 
 
 def kubectl_segue(kube: Any, namespace: str) -> str:
@@ -84,6 +98,7 @@ def test_status_shows_learners_with_progress_then_none_once_balanced(
             shots.append(status(kube, namespace))
         run.balanced(4, timeout=240)
         settled = status(kube, namespace, "--sample", "0")
+        watched = watch(kube, namespace, seconds=6)
     finally:
         run.stop()
     print(f"\n{len(shots)} reads; the screen {took:.1f}s into the scale:\n{screen}")
@@ -110,9 +125,17 @@ def test_status_shows_learners_with_progress_then_none_once_balanced(
     assert first["waiting_for"].startswith(("Scaling", "Balanced=False")), first["waiting_for"]
     assert sum(p["active"] for p in first["pods"]) > 0
 
+    assert_settled(settled, watched[0])
+
+
+def assert_settled(settled: dict[str, Any], documents: list[dict[str, Any]]) -> None:
+    """Balanced at 4: no learner, four settled members, the handovers said; and --watch
+    refreshed, one document a line."""
     assert settled["learners"] == []
     assert settled["phase"] == "Running"
     assert sorted(p["role"] for p in settled["pods"]) == ["member"] * 4
     assert all(p["ready"] for p in settled["pods"])
     assert any(h["state"] == "done" for h in settled["handovers"]), settled["handovers"]
     assert settled["waiting_for"].startswith("Balanced=True"), settled["waiting_for"]
+    assert len(documents) >= 2, documents  # refreshed, one document a line
+    assert all(d["app"] == NAME and d["phase"] == "Running" for d in documents)
