@@ -17,9 +17,9 @@ from importlib.metadata import entry_points, version
 GROUP = "segue.commands"
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(prog: str = "segue") -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="segue",
+        prog=prog,
         description="Scale stateful Kafka stream applications on Kubernetes without downtime.",
     )
     parser.add_argument("--version", action="version", version=f"segue {version('segue')}")
@@ -32,11 +32,17 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
+def main(argv: Sequence[str] | None = None, prog: str = "segue") -> int:
+    parser = build_parser(prog)
     args = parser.parse_args(argv)
     if args.command is None:
         parser.print_help()
         return 2
     result: int = args._run(args)
     return result
+
+
+def kubectl_main() -> int:
+    """``kubectl-segue``: kubectl runs it for ``kubectl segue ...`` with the words after
+    ``segue``, so ``kubectl segue status APP`` is ``segue status APP``."""
+    return main(prog="kubectl segue")

@@ -19,8 +19,9 @@ from confluent_kafka import Consumer, TopicPartition
 from kubernetes import client
 
 from segue.operator.api import GROUP, PLURAL, VERSION
-from segue.operator.api.status import StreamAppStatus, find_condition
+from segue.operator.api.status import StreamAppStatus
 from segue.operator.observe.scrape import ScrapeError, WorkerReport, scrape
+from segue.operator.status.waiting import waiting  # what `segue status` says, too
 from segue.protocol.names import DEFAULT_METRICS_PORT
 
 TICK = 0.5  # seconds between looks
@@ -201,15 +202,3 @@ class Monitor(threading.Thread):
                 },
             )
         )
-
-
-def waiting(status: StreamAppStatus) -> str:
-    """What the operator is waiting for, in its own words (its conditions' messages)."""
-    for kind in ("Degraded", "Scaling"):
-        found = find_condition(status.conditions, kind)
-        if found is not None and found.status == "True":
-            return f"{kind}: {found.message}"
-    balanced = find_condition(status.conditions, "Balanced")
-    if balanced is not None:
-        return f"Balanced={balanced.status}: {balanced.message}"
-    return "no status yet"

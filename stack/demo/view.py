@@ -24,6 +24,8 @@ from rich.progress_bar import ProgressBar
 from rich.table import Table
 from rich.text import Text
 
+from segue.operator.status import progress
+from segue.operator.status.build import counts, restores
 from segue.stack.demo.monitor import Look, Monitor, Move
 from segue.stack.demo.tally import OutputReader
 
@@ -37,20 +39,19 @@ def describe(move: Move) -> str:
 
 
 class Rates:
-    """Records restored per second per (pod, task), between two looks."""
+    """Records restored per second per (pod, task), between two looks (the same
+    arithmetic as ``segue status``: ``segue.operator.status.progress``)."""
 
     def __init__(self) -> None:
-        self._last: dict[tuple[str, str], tuple[float, int]] = {}
+        self._rates = progress.Rates()
 
     def update(self, look: Look) -> dict[tuple[str, str], float]:
         rates = {}
         for pod in look.pods:
             for task, offsets in (pod.report.restored if pod.report else {}).items():
-                key, now = (pod.name, task), sum(offsets.values())
-                before = self._last.get(key)
-                if before is not None and look.at > before[0]:
-                    rates[key] = max(0.0, (now - before[1]) / (look.at - before[0]))
-                self._last[key] = (look.at, now)
+                rate = self._rates.observe((pod.name, task), look.at, sum(offsets.values()))
+                if rate is not None:
+                    rates[(pod.name, task)] = rate
         return rates
 
 
@@ -107,35 +108,29 @@ class LiveView:
             look.waiting,
         )
         pods = Table("pod", "role", "ready", "active", "standby", "learning", expand=True)
-        restores = Table("restoring", "", "progress", "rate", "ETA", expand=True)
+        restoring = Table("restoring", "", "progress", "rate", "ETA", expand=True)
         rows: list[tuple[int, tuple[Any, ...]]] = []
         for pod in look.pods:
-            roles = list(pod.report.roles.values()) if pod.report else []
+            tasks = counts(pod.report) if pod.report else {}
             pods.add_row(
                 pod.name + (" (deleting)" if pod.deleting else ""),
                 pod.role,
                 "yes" if pod.ready else "no",
-                *(str(roles.count(r)) for r in ("active", "standby", "learning")),
+                *(str(tasks.get(r, 0)) for r in ("active", "standby", "learning")),
             )
-            if pod.report is None:
-                continue
-            for task, ends in sorted(pod.report.changelog_end.items()):
-                end = sum(ends.values())
-                done = sum(pod.report.restored.get(task, {}).values())
-                role = pod.report.roles.get(task, "-")
-                if end <= 0 or (done >= end and role == "active"):
-                    continue
-                rate = rates.get((pod.name, task), 0.0)
-                eta = f"{(end - done) / rate:.0f}s" if rate > 0 and done < end else "-"
-                bar = ProgressBar(total=end, completed=min(done, end), width=30)
-                rows.append((end - done, (f"{pod.name} {task}", role, bar, f"{rate:,.0f}/s", eta)))
+            for copy in restores(pod.report) if pod.report else []:
+                rate = rates.get((pod.name, copy.task), 0.0)
+                left = progress.duration(progress.eta(copy.lag, rate)) if rate > 0 else "-"
+                bar = ProgressBar(total=copy.end, completed=min(copy.restored, copy.end), width=30)
+                row = (f"{pod.name} {copy.task}", copy.role, bar, f"{rate:,.0f}/s", left)
+                rows.append((copy.lag, row))
         for _, row in sorted(rows, key=lambda r: -r[0])[:MAX_RESTORES]:  # furthest behind first
-            restores.add_row(*row)
+            restoring.add_row(*row)
         handovers = Text("\n".join(describe(m) for m in moves) or "none yet")
         return Group(
             Panel(head, title="Segue demo"),
             pods,
-            restores,
+            restoring,
             Panel(handovers, title="handovers (latest)"),
             Panel(Text("\n".join(self.lines)), title="steps"),
         )

@@ -1,0 +1,141 @@
+"""``segue status`` and ``kubectl segue status`` on a real scale-up (issue 27 item 4).
+
+WordCount runs on 2 pods with prefilled state and is scaled to 4, its learners paced so
+they restore for some seconds (``tests.faults.harness.scaling_up``). The commands run as
+a user runs them: subprocesses of the installed scripts with the test cluster's
+kubeconfig, reading through the API server alone. Learners restore at 10 records/s
+here (not the harness's 300), so the scale stays in flight for several reads until
+the test stops the input. While it
+is in flight the JSON shows the learners with their lag (and a rate once two reads saw
+one) and the pods' roles; the human form prints the same screen (docs/status.md shows
+one); once balanced, no learner is left and every pod is a settled member.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from segue.stack.apps import Apps
+from tests.faults.harness import NAME, start
+from tests.operator.e2e import OperatorProcess
+
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(480)]
+
+# Records/s a learner restores (SEGUE_STANDBY_RESTORE_RATE) against input of INPUT lines/s:
+# its changelog grows about as fast as it restores, so it stays in flight for as many reads
+# as the test wants (at 20/s against 30 lines/s it was done within a second); once the
+# input stops, it catches up in tens of seconds.
+LEARNER_PACE = "10"
+INPUT = 100
+READS = 3  # reads that show learners before the input stops
+BIN = Path(sys.executable).parent  # segue, kubectl and kubectl-segue (make venv stack)
+
+
+def status(kube: Any, namespace: str, *extra: str) -> dict[str, Any]:
+    argv = [str(BIN / "segue"), "status", NAME, "-n", namespace, "-o", "json", *extra]
+    argv += ["--kubeconfig", str(kube.kubeconfig)]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+    shown: dict[str, Any] = json.loads(done.stdout)
+    return shown
+
+
+def watch(kube: Any, namespace: str, seconds: float) -> tuple[list[dict[str, Any]], int]:
+    """``segue status --watch -o json`` for ``seconds``, then Ctrl-C: its documents, one a
+    line, and its exit status."""
+    argv = [str(BIN / "segue"), "status", NAME, "-n", namespace, "--watch", "-o", "json"]
+    argv += ["--interval", "1", "--kubeconfig", str(kube.kubeconfig)]
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(seconds)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130, err
+    return [json.loads(line) for line in out.splitlines()], proc.returncode
+
+
+def kubectl_segue(kube: Any, namespace: str) -> str:
+    """``kubectl segue status``: kubectl finds the wheel's ``kubectl-segue`` on the PATH."""
+    env = {**os.environ, "PATH": f"{BIN}:{os.environ.get('PATH', '')}"}
+    argv = [str(BIN / "kubectl"), "segue", "status", NAME]  # kubectl: no flag before a plugin
+    argv += ["-n", namespace, "--kubeconfig", str(kube.kubeconfig)]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=60, check=False, env=env)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return done.stdout
+
+
+def test_status_shows_learners_with_progress_then_none_once_balanced(
+    kafka: Any, apps: Apps, operator: OperatorProcess, pod_runner: Any, kube: Any
+) -> None:
+    namespace = operator.namespace
+    run = start(
+        kafka, apps, operator, pod_runner, replicas=2, lines=6000, rate=INPUT,
+        env={"SEGUE_STANDBY_RESTORE_RATE": LEARNER_PACE},
+    )  # fmt: skip
+    shots: list[dict[str, Any]] = []
+    try:
+        apps.scale(NAME, 4)
+        began = time.monotonic()
+        while time.monotonic() - began < 90:
+            shots.append(status(kube, namespace))
+            if shots[-1]["learners"]:
+                break
+        screen = kubectl_segue(kube, namespace)  # the human form, learners in flight
+        took = time.monotonic() - began
+        (operator.log_dir / "status-screen.txt").write_text(screen)
+        while sum(1 for s in shots if s["learners"]) < READS and time.monotonic() - began < 150:
+            shots.append(status(kube, namespace))
+        run.producer.stop()  # the learners catch up now
+        while shots[-1]["learners"] and time.monotonic() - began < 240:
+            shots.append(status(kube, namespace))
+        run.balanced(4, timeout=240)
+        settled = status(kube, namespace, "--sample", "0")
+        watched = watch(kube, namespace, seconds=6)
+    finally:
+        run.stop()
+    print(f"\n{len(shots)} reads; the screen {took:.1f}s into the scale:\n{screen}")
+    learning = [s for s in shots if s["learners"]]
+    print(json.dumps(learning[:1], indent=1)[:4000])
+
+    assert f"{NAME}  namespace {namespace}" in screen
+    assert "LEARNER" in screen
+    assert learning, f"no read showed a learner: {shots}"
+    first = learning[0]
+    assert first["app"] == NAME
+    assert first["namespace"] == namespace
+    assert first["schema"] == "segue.dev/status/v1"
+    roles = {p["name"]: p["role"] for p in first["pods"]}
+    assert sorted(roles) == [f"{NAME}-{i}" for i in range(4)], roles
+    assert set(roles.values()) <= {"member", "joining"}, roles
+    joining = [p["name"] for s in shots for p in s["pods"] if p["role"] == "joining"]
+    assert joining, "no read saw the new pods joining"
+    for learner in first["learners"]:
+        assert learner["member"] in (f"{NAME}-2", f"{NAME}-3"), learner  # the new pods learn
+        assert learner["lag"] >= 0
+    assert any(learner["lag"] > 0 for s in learning for learner in s["learners"]), learning
+    assert any(learner["rate"] is not None for s in learning for learner in s["learners"]), learning
+    assert first["waiting_for"].startswith(("Scaling", "Balanced=False")), first["waiting_for"]
+    assert sum(p["active"] for p in first["pods"]) > 0
+
+    assert_settled(settled, watched[0])
+
+
+def assert_settled(settled: dict[str, Any], documents: list[dict[str, Any]]) -> None:
+    """Balanced at 4: no learner, four settled members, the handovers said; and --watch
+    refreshed, one document a line."""
+    assert settled["learners"] == []
+    assert settled["phase"] == "Running"
+    assert sorted(p["role"] for p in settled["pods"]) == ["member"] * 4
+    assert all(p["ready"] for p in settled["pods"])
+    assert any(h["state"] == "done" for h in settled["handovers"]), settled["handovers"]
+    assert settled["waiting_for"].startswith("Balanced=True"), settled["waiting_for"]
+    assert len(documents) >= 2, documents  # refreshed, one document a line
+    assert all(d["app"] == NAME and d["phase"] == "Running" for d in documents)
