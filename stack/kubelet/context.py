@@ -14,7 +14,7 @@ from pathlib import Path
 from segue.stack.kubelet.api import Api
 from segue.stack.kubelet.claims import ClaimManager
 from segue.stack.kubelet.events import EventRecorder
-from segue.stack.kubelet.node import LoopbackIpam
+from segue.stack.kubelet.ipam import LoopbackIpam
 from segue.stack.kubelet.podspec import service_env
 
 ROOT_CA_CONFIGMAP = "kube-root-ca.crt"

@@ -1,4 +1,4 @@
-"""The runner's Node object and the pod addresses it hands out.
+"""The runner's Node object.
 
 :func:`register_node` creates (or updates) the Node with what a kubelet
 reports at registration: labels, capacity and allocatable, the Ready condition
@@ -6,19 +6,14 @@ and the InternalIP 127.0.0.1, and the kubelet port ``kubectl logs`` goes
 through (``logs``). No heartbeats follow: the control plane runs
 without the node lifecycle controller (see ``segue.stack.kube``).
 
-:class:`LoopbackIpam` gives each pod its own address from 127.0.0.0/16 (all of
-127/8 reaches ``lo`` on Linux, so nothing needs configuring). ``supervisor``
-allocates one per pod instance and releases it when the pod is gone.
+The pods' own addresses come from ``ipam``.
 """
 
 from __future__ import annotations
 
-import ipaddress
 import os
 import platform
-import random
 import shutil
-import threading
 from pathlib import Path
 from typing import Any
 
@@ -29,34 +24,6 @@ from segue.stack.kubelet.status import timestamp
 
 Obj = dict[str, Any]
 ARCH = {"x86_64": "amd64", "aarch64": "arm64"}
-
-
-class LoopbackIpam:
-    """Pod IPs 127.0.x.y, handed out round-robin from a random start (so two
-    runners on one machine rarely collide, and a freed address is not reused at
-    once). 127.0.0.x and 127.0.1.x (the host's own names) are never used."""
-
-    def __init__(self, first: str = "127.0.2.1", last: str = "127.0.255.254") -> None:
-        self._first = int(ipaddress.IPv4Address(first))
-        self._size = int(ipaddress.IPv4Address(last)) - self._first + 1
-        self._cursor = random.randrange(self._size)
-        self._used: set[int] = set()
-        self._lock = threading.Lock()
-
-    def allocate(self) -> str:
-        with self._lock:
-            for _ in range(self._size):
-                address = self._first + self._cursor
-                self._cursor = (self._cursor + 1) % self._size
-                if address % 256 in (0, 255) or address in self._used:
-                    continue
-                self._used.add(address)
-                return str(ipaddress.IPv4Address(address))
-        raise RuntimeError("no free pod address left")
-
-    def release(self, address: str) -> None:
-        with self._lock:
-            self._used.discard(int(ipaddress.IPv4Address(address)))
 
 
 def capacity(root: Path) -> dict[str, str]:

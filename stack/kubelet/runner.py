@@ -21,12 +21,13 @@ from typing import Any
 
 from kubernetes.client.exceptions import ApiException
 
+from segue.stack.kubelet import ipam
 from segue.stack.kubelet.api import STRATEGIC_PATCH, Api
 from segue.stack.kubelet.claims import ClaimManager
 from segue.stack.kubelet.context import NodeContext
 from segue.stack.kubelet.events import EventRecorder
 from segue.stack.kubelet.logs import KubeletLogServer
-from segue.stack.kubelet.node import LoopbackIpam, capacity, register_node
+from segue.stack.kubelet.node import capacity, register_node
 from segue.stack.kubelet.podspec import image_env, instance_name
 from segue.stack.kubelet.supervisor import PodSupervisor
 from segue.stack.kubelet.watch import Watcher
@@ -120,7 +121,7 @@ class PodRunner:
             pods_root=self.root / "pods",
             claims=claims,
             events=events,
-            ipam=LoopbackIpam(),
+            ipam=ipam.choose(),
             base_env=image_env(os.environ, sys.executable),
             allocatable=resources,
             overrides=self.env_overrides,
@@ -160,6 +161,7 @@ class PodRunner:
             supervisor.join(ctx.stop_grace + 10.0)
         ctx.events.stop()
         ctx.api.close()
+        ctx.ipam.release_all()  # a pod a supervisor did not see out keeps none
         if self._logs is not None:
             self._logs.stop()
             self._logs = None

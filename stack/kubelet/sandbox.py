@@ -1,6 +1,6 @@
 """A pod's place on the host (its "sandbox"), and what each container is launched with.
 
-:class:`Sandbox` holds one pod instance's address (from ``node.LoopbackIpam``),
+:class:`Sandbox` holds one pod instance's address (from ``ipam``),
 its directories (``<root>/pods/<namespace>_<pod>_<uid>/``: ``rootfs/``,
 ``volumes/``, ``home/``, ``logs/``) and its volumes (``volumes.PodVolumes``).
 :meth:`Sandbox.launch` turns a container spec into a :class:`Launch` -- argv,

@@ -6,6 +6,11 @@ where the broker's log is gone."""
 
 from __future__ import annotations
 
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
 from confluent_kafka import Consumer, KafkaError, TopicPartition
 
 from segue.worker.kafka import Admin
@@ -25,7 +30,8 @@ def _read(bootstrap: str, topic: str, partition: int, isolation: str) -> dict[in
     out: dict[int, bytes] = {}
     try:
         consumer.assign([TopicPartition(topic, partition, 0)])
-        for _ in range(120):  # a partition of a test's size ends within seconds
+        deadline = time.monotonic() + 60  # a partition of a test's size ends within seconds
+        while time.monotonic() < deadline:
             msg = consumer.poll(0.5)
             if msg is None:
                 continue
@@ -78,6 +84,63 @@ def shortfall(bootstrap: str, group: str, source: str, output: str) -> str:
         done = {(tp.topic, tp.partition): tp.offset for tp in found}
     except Exception as exc:  # evidence is best effort: never hide the failure itself
         return f"(could not read the ends: {exc})"
-    lines = [f"{t}[{p}]: stable {stable.get((t, p))} of {high.get((t, p))}" for t, p in outs]
-    lines += [f"{t}[{p}]: committed {done.get((t, p))} of {high.get((t, p))}" for t, p in ins]
-    return "\n".join(lines)
+    ends = [("stable", tp, stable.get(tp)) for tp in outs]
+    ends += [("committed", tp, done.get(tp)) for tp in ins]
+    lines = [f"{t}[{p}]: {what} {at} of {high.get((t, p))}" for what, (t, p), at in ends]
+    # first, on one line, only the partitions with a gap: CI shows a failure's first lines
+    gaps = [line for line, (_, tp, at) in zip(lines, ends, strict=True) if at != high.get(tp)]
+    return f"gaps: {'; '.join(gaps) or 'none'}\n" + "\n".join(lines)
+
+
+def word_layers(bootstrap: str, source: str, repartition: str, word: str) -> str:
+    """Where a word counted once too often was doubled: its lines in the source
+    (each line's key is its number, so a line written twice shows as a repeated key),
+    and its records in the repartition topic committed and not. Input doubled, the
+    split doubled it, or the count did: the first layer whose number is off says."""
+    try:
+        found = []
+        counts = Admin(bootstrap, {}).partition_counts()
+        for topic, isolation in ((source, "read_committed"), (repartition, "read_committed")):
+            keys: list[bytes] = []
+            every = 0
+            for partition in range(counts.get(topic, 0)):
+                records = _read(bootstrap, topic, partition, isolation)
+                for record in records.values():
+                    key, _, value = record.partition(b"=")
+                    if value == word.encode():
+                        every += 1
+                        keys.append(key)
+            repeated = len(keys) - len(set(keys)) if topic == source else 0
+            what = f" ({repeated} line(s) twice)" if topic == source else ""
+            found.append(f"{topic} ({isolation}): {every}{what}")
+    except Exception as exc:  # evidence is best effort: never hide the failure itself
+        return f"(could not read the layers: {exc})"
+    return f"{word}'s records by layer: " + "; ".join(found)
+
+
+SKIPPED = "while trying to send transaction markers for "
+
+
+def skipped_markers(kafka: Any, ids: Sequence[str]) -> list[str]:
+    """Transactions whose id starts with one of ``ids`` (an app's ``<app_id>-``, the
+    test input's own) whose markers a broker skipped: a coordinator completing a
+    transaction after its restart, before it knows the partitions' leaders, takes them
+    for deleted and records the commit complete with no marker written (Kafka's
+    TransactionMarkerChannelManager: "these partitions are likely deleted already and
+    hence can be skipped"). A commit then
+    lost on ``__consumer_offsets`` sends its task back over input whose output and
+    state are already committed: counted twice, and nothing Segue did. Each found
+    line, shortened to its time, transaction and partitions."""
+    brokers = getattr(kafka, "nodes", [kafka])
+    found = []
+    for broker in brokers:
+        log = Path(broker.workdir) / "server.log"
+        if not log.exists():
+            continue
+        for line in log.read_text(errors="replace").splitlines():
+            if SKIPPED in line and any(f"{SKIPPED}{i}" in line for i in ids if i):
+                when = line[1:24]
+                partitions = line.split("partitions ", 1)[1].split(" while", 1)[0]
+                txn = line.split(SKIPPED, 1)[1].split(",", 1)[0]
+                found.append(f"{when} {txn}: {partitions}")
+    return found

@@ -28,7 +28,7 @@ from tests.operator.test_e2e_scaling import diagnose
 from tests.worker.harness import read_committed
 from tests.worker.scenarios import check_exact
 
-from .evidence import shortfall
+from .evidence import shortfall, skipped_markers
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(900)]
 __all__ = ["serving_operator"]  # the fixture, shared with tests/operator/test_e2e_hpa.py
@@ -112,7 +112,7 @@ def test_an_hpa_never_scales_down_on_a_signal_kafka_could_not_give(
     why = hpa_why(kube, scaler, namespace, "wc", diagnose(apps, "wc", operator, pod_runner))
 
     wait_for("2 pods balanced", lambda: apps.balanced("wc", 2), 120, why)
-    producer = keyed_input(broker.bootstrap_servers, source, keys=60, rate=RATE)
+    producer = keyed_input(broker.bootstrap_servers, source, keys=60, rate=RATE, exactly_once=True)
     producer.start()
     try:
         wait_for("the metric served", lambda: through_apiserver(kube, path)[0] == 200, 60, why)
@@ -148,14 +148,31 @@ def test_an_hpa_never_scales_down_on_a_signal_kafka_could_not_give(
     finally:
         sent = producer.stop()
     total = sum(sent.values())
-    try:
-        records = read_committed(broker.bootstrap_servers, output, lambda r: len(r) >= total, 180)
-    except AssertionError as short:
-        group = apps.get("wc")["spec"]["applicationId"]
-        ends = shortfall(broker.bootstrap_servers, group, source, output)
-        raise AssertionError(f"{short} of {total}\n{ends}\n{why()}") from short
-    check_exact(records, sent)
+    group = apps.get("wc")["spec"]["applicationId"]
+    exact(broker, group, producer, source=source, output=output, why=why)
     print(
         f"broker down {DOWNTIME:.0f}s: unknown {unknown[0].at:.1f}s into it, replicas held at "
         f"{before}, the value served again {back:.1f}s after the broker; {total} records exact"
     )
+
+
+def exact(broker: Any, group: str, producer: Any, *, source: str, output: str, why: Any) -> None:
+    """Every key's committed counts exact: a short read says where each partition stood
+    (the ends last: CI shows a failure's last lines, and ``why()`` is long); a failure
+    after a broker skipped this run's transaction markers is Kafka's (xfail)."""
+    sent = dict(producer.sent)
+    total = sum(sent.values())
+    try:
+        try:
+            done = lambda r: len(r) >= total  # noqa: E731
+            records = read_committed(broker.bootstrap_servers, output, done, 180)
+        except AssertionError as short:
+            ends = shortfall(broker.bootstrap_servers, group, source, output)
+            said = f"{short} of {total}"
+            raise AssertionError(f"{said}\n{why()}\n{said}\n{ends}") from short
+        check_exact(records, sent)
+    except AssertionError:
+        skipped = skipped_markers(broker, [f"{group}-", producer.transactional_id])
+        if skipped:  # Kafka's, not Segue's: docs/reliability.md says how it was found
+            pytest.xfail(f"Kafka skipped transaction markers after its restart: {skipped}")
+        raise

@@ -8,7 +8,10 @@ here (not the harness's 300), so the scale stays in flight for several reads unt
 the test stops the input. While it
 is in flight the JSON shows the learners with their lag (and a rate once two reads saw
 one) and the pods' roles; the human form prints the same screen (docs/status.md shows
-one); once balanced, no learner is left and every pod is a settled member.
+one); once balanced, no learner is left and every pod is a settled member. Where the pod
+runner gives pods addresses the API server proxies to (``ipam.LinkIpam``: root, as in
+CI), every pod's ``/metrics`` is read through ``pods/proxy`` and the learners' progress
+comes from them.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from typing import Any
 import pytest
 
 from segue.stack.apps import Apps
+from segue.stack.kubelet.ipam import LinkIpam
 from tests.faults.harness import NAME, start
 from tests.operator.e2e import OperatorProcess
 
@@ -124,6 +128,8 @@ def test_status_shows_learners_with_progress_then_none_once_balanced(
     assert any(learner["rate"] is not None for s in learning for learner in s["learners"]), learning
     assert first["waiting_for"].startswith(("Scaling", "Balanced=False")), first["waiting_for"]
     assert sum(p["active"] for p in first["pods"]) > 0
+    if isinstance(pod_runner.ctx.ipam, LinkIpam):  # addresses the API server proxies to
+        assert_pods_read(screen, learning)
 
     assert_settled(settled, watched[0])
 
@@ -139,3 +145,15 @@ def assert_settled(settled: dict[str, Any], documents: list[dict[str, Any]]) -> 
     assert settled["waiting_for"].startswith("Balanced=True"), settled["waiting_for"]
     assert len(documents) >= 2, documents  # refreshed, one document a line
     assert all(d["app"] == NAME and d["phase"] == "Running" for d in documents)
+
+
+def assert_pods_read(screen: str, learning: list[dict[str, Any]]) -> None:
+    """Every pod's ``/metrics`` read through ``pods/proxy``, and the learners' progress
+    taken from them."""
+    first = learning[0]
+    unread = [(p["name"], p["metrics_error"]) for p in first["pods"] if p["metrics_error"]]
+    assert not unread, unread
+    assert "unread" not in screen, screen
+    sources = {learner["source"] for s in learning for learner in s["learners"]}
+    assert "metrics" in sources, sources
+    assert any(learner["restored"] for s in learning for learner in s["learners"]), learning

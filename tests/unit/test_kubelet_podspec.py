@@ -11,7 +11,7 @@ import pytest
 
 from segue.stack.kubelet import podspec, status
 from segue.stack.kubelet.container import Container
-from segue.stack.kubelet.node import LoopbackIpam
+from segue.stack.kubelet.ipam import LoopbackIpam
 from segue.stack.kubelet.token import Token
 from segue.stack.kubelet.volumes import MountError, PodVolumes
 
