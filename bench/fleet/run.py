@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import signal
 import sys
 import threading
 import time
@@ -256,6 +257,10 @@ def measure(bench: Bench, size: int, args: argparse.Namespace) -> dict[str, Any]
 
 def main(argv: list[str] | None = None) -> None:
     args = parse(argv)
+    # Stop cleanly (the stack, the operator, the stubs) on SIGTERM, and on SIGINT even
+    # when started in the background (where a shell leaves SIGINT ignored).
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     workdir = args.workdir or Path(f"/tmp/segue-fleet-{int(time.time())}")
     workdir.mkdir(parents=True, exist_ok=True)
     progress(f"logs in {workdir}")
