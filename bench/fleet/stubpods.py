@@ -40,6 +40,7 @@ from segue.protocol.names import APP_LABEL, MANAGED_BY, MANAGER
 log = logging.getLogger("bench.fleet.stubpods")
 
 NODE = "fleet-stub"
+WRITERS = 32  # API writes in flight: a fleet's pods start within seconds
 SELECTOR = f"{MANAGED_BY}={MANAGER}"
 ASSIGNMENT_SUFFIX = "-assignment"
 
@@ -110,7 +111,7 @@ class StubPods:
         self.fleet = Fleet(stores)
         self.pods: dict[str, Pod] = {}  # uid -> pod
         self.addresses = Addresses()
-        self.writes = ThreadPoolExecutor(8, thread_name_prefix="stub-write")
+        self.writes = ThreadPoolExecutor(WRITERS, thread_name_prefix="stub-write")
         self.loop = asyncio.new_event_loop()
         self.runner: web.AppRunner | None = None
         self.events: queue.Queue[tuple[str, dict[str, Any]]] = queue.Queue()
@@ -212,7 +213,7 @@ class StubPods:
             pod,
             lambda: self.core.create_namespaced_pod_binding(
                 pod.name, self.namespace, body, _preload_content=False
-            ),
+            ).data,  # read: the connection goes back to the pool
         )
 
     def _run(self, pod: Pod, spec: dict[str, Any]) -> None:
@@ -373,7 +374,7 @@ def main(argv: list[str] | None = None) -> None:
 
     configuration = client.Configuration()
     config.load_kube_config(config_file=args.kubeconfig, client_configuration=configuration)
-    configuration.connection_pool_maxsize = 16  # the write pool's threads and the watches
+    configuration.connection_pool_maxsize = WRITERS + 4  # the writers and the watches
     api = client.ApiClient(configuration)
     StubPods(api, args.namespace, tuple(args.store)).run()
 
