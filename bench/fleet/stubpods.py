@@ -211,9 +211,11 @@ class StubPods:
         self._try(
             "bind",
             pod,
-            lambda: self.core.create_namespaced_pod_binding(
-                pod.name, self.namespace, body, _preload_content=False
-            ).data,  # read: the connection goes back to the pool
+            lambda: (
+                self.core.create_namespaced_pod_binding(
+                    pod.name, self.namespace, body, _preload_content=False
+                ).data
+            ),  # read: the connection goes back to the pool
         )
 
     def _run(self, pod: Pod, spec: dict[str, Any]) -> None:
