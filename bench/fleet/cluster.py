@@ -114,7 +114,11 @@ def operator_identity(api: Any, server: str, ca_file: Path, out: Path) -> Path:
     request = {"spec": {"audiences": [], "expirationSeconds": 3 * 3600}}
     for _ in range(20):  # the token controller may not have the account yet
         try:
-            token = core.create_namespaced_service_account_token(SA_NAME, SA_NAMESPACE, request)
+            token: Any = core.create_namespaced_service_account_token(
+                SA_NAME,
+                SA_NAMESPACE,
+                request,  # type: ignore[arg-type]  # the client takes plain dicts too
+            )
             break
         except ApiException:
             time.sleep(0.5)
@@ -154,7 +158,7 @@ def operator_requests(api: Any) -> float:
 
 def create_topics(bootstrap: str, topics: list[str], partitions: int) -> None:
     """Create ``topics`` (those that exist are kept), in batches the broker takes quickly."""
-    from confluent_kafka.admin import AdminClient, NewTopic
+    from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]
 
     admin = AdminClient({"bootstrap.servers": bootstrap})
     existing = set(admin.list_topics(timeout=30).topics)

@@ -211,11 +211,11 @@ class StubPods:
         self._try(
             "bind",
             pod,
-            lambda: (
+            lambda: _read(
                 self.core.create_namespaced_pod_binding(
                     pod.name, self.namespace, body, _preload_content=False
-                ).data
-            ),  # read: the connection goes back to the pool
+                )
+            ),
         )
 
     def _run(self, pod: Pod, spec: dict[str, Any]) -> None:
@@ -359,6 +359,12 @@ class StubPods:
                     len(self.fleet.by_ip),
                     len(self.fleet.documents),
                 )
+
+
+def _read(response: Any) -> Any:
+    """The body of a ``_preload_content=False`` answer: read, so its connection goes back
+    to the pool."""
+    return response.data
 
 
 def main(argv: list[str] | None = None) -> None:
