@@ -32,6 +32,15 @@ from segue.protocol.names import APP_LABEL, MANAGED_BY, MANAGER, group_configmap
 
 log = logging.getLogger("segue.operator")
 
+# Kopf runs sync handlers and sync daemons in one ThreadPoolExecutor, by default of
+# min(32, CPUs + 4) threads, and each app's daemon holds its thread for the app's life:
+# with more apps than that, the rest never start, and the pod index and the wake-up
+# handlers, which need a thread too, starve, so no app settles (bench/fleet: 6 threads
+# on 2 cores, 0 of 10 apps Balanced). The pool starts a thread only when none is idle,
+# so a high cap costs nothing up front: it is one thread per app plus the few handlers
+# running at once.
+MAX_THREADS = 10_000
+
 
 class Wakeups:
     """A threading.Event per (namespace, app): set by watch events, waited on by loops."""
@@ -100,6 +109,7 @@ def build_registry(
         )
         settings.watching.server_timeout = 120
         settings.posting.level = logging.WARNING
+        settings.execution.max_workers = MAX_THREADS  # one thread per app: see MAX_THREADS
         # Watching named namespaces, Kopf would still list every namespace first, and
         # without the cluster-wide right to (namespaced mode has none) it retries that
         # for ~54 s before falling back to the names given: an app applied meanwhile had
