@@ -24,6 +24,16 @@ def replicas(admin: AdminClient, topic: str) -> dict[int, tuple[list[int], list[
     return {p.id: (sorted(p.replicas), sorted(p.isrs)) for p in found.partitions.values()}
 
 
+def known(admin: AdminClient, topic: str, timeout: float = 30.0) -> None:
+    """Wait until the broker that answers metadata knows ``topic``: a created topic
+    reaches each broker's metadata a moment after the controller commits it (a CI run
+    read "Unknown topic or partition" right after the create returned)."""
+    deadline = time.monotonic() + timeout
+    while admin.list_topics(topic, timeout=10).topics[topic].error is not None:
+        assert time.monotonic() < deadline, f"{topic} unknown {timeout:.0f}s after its creation"
+        time.sleep(0.2)
+
+
 def min_isr(admin: AdminClient, topic: str) -> str:
     (future,) = admin.describe_configs([ConfigResource(ConfigResource.Type.TOPIC, topic)]).values()
     return str(future.result(timeout=10)["min.insync.replicas"].value)
@@ -71,6 +81,7 @@ def test_three_brokers_replicate_every_topic_and_survive_one_down(
     topic = f"replicated-{uuid.uuid4().hex[:6]}"
     # no replication factor given: the cluster's default, as the worker creates changelogs
     admin.create_topics([NewTopic(topic, num_partitions=3)])[topic].result(timeout=30)
+    known(admin, topic)
     assert all(r == [1, 2, 3] for r, _ in replicas(admin, topic).values())
     assert min_isr(admin, topic) == "2"
 
