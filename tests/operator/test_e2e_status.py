@@ -18,10 +18,13 @@ from __future__ import annotations
 
 import json
 import os
+import queue
 import signal
 import subprocess
 import sys
+import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -66,6 +69,43 @@ def watch(kube: Any, namespace: str, seconds: float) -> tuple[list[dict[str, Any
     return [json.loads(line) for line in out.splitlines()], proc.returncode
 
 
+def follow(
+    kube: Any, namespace: str, until: Callable[[dict[str, Any]], bool], seconds: float
+) -> list[dict[str, Any]]:
+    """``segue status --watch -o json`` until a document satisfies ``until`` (or ``seconds``
+    pass), then Ctrl-C: every document it printed. One process refreshing twice a second
+    sees the few seconds new pods are joining; a one-shot read a process (interpreter
+    start, two reads a second apart) took 3-4 s under CI's load and could miss them."""
+    argv = [str(BIN / "segue"), "status", NAME, "-n", namespace, "--watch", "-o", "json"]
+    argv += ["--interval", "0.5", "--kubeconfig", str(kube.kubeconfig)]
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    lines: queue.Queue[str] = queue.Queue()
+
+    def pump() -> None:
+        for line in proc.stdout or []:
+            lines.put(line)
+
+    reader = threading.Thread(target=pump, daemon=True)
+    reader.start()
+    shown: list[dict[str, Any]] = []
+    deadline = time.monotonic() + seconds
+    try:
+        while time.monotonic() < deadline and proc.poll() is None:
+            try:
+                shown.append(json.loads(lines.get(timeout=1)))
+            except queue.Empty:
+                continue
+            if until(shown[-1]):
+                break
+    finally:
+        proc.send_signal(signal.SIGINT)
+        proc.wait(timeout=30)
+        reader.join(timeout=30)
+    err = proc.stderr.read() if proc.stderr else ""
+    assert proc.returncode == 130, err
+    return shown
+
+
 def kubectl_segue(kube: Any, namespace: str) -> str:
     """``kubectl segue status``: kubectl finds the wheel's ``kubectl-segue`` on the PATH."""
     env = {**os.environ, "PATH": f"{BIN}:{os.environ.get('PATH', '')}"}
@@ -88,10 +128,7 @@ def test_status_shows_learners_with_progress_then_none_once_balanced(
     try:
         apps.scale(NAME, 4)
         began = time.monotonic()
-        while time.monotonic() - began < 90:
-            shots.append(status(kube, namespace))
-            if shots[-1]["learners"]:
-                break
+        shots += follow(kube, namespace, until=lambda shot: bool(shot["learners"]), seconds=90)
         screen = kubectl_segue(kube, namespace)  # the human form, learners in flight
         took = time.monotonic() - began
         (operator.log_dir / "status-screen.txt").write_text(screen)
