@@ -80,6 +80,20 @@ def configure(parser: argparse.ArgumentParser) -> None:
     timing.add_argument(
         "--scrape-workers", type=int, default=16, help="worker pods scraped in parallel"
     )
+    timing.add_argument(
+        "--step-workers",
+        type=int,
+        default=16,
+        help="reconcile steps run at once, over all apps; settled apps' routine looks take at "
+        "most half, so a scale is looked at first (default 16)",
+    )
+    timing.add_argument(
+        "--routine-looks",
+        type=float,
+        default=20.0,
+        help="settled apps' looks per second, over all apps: past idle-interval x this many "
+        "apps, each settled app is looked at less often (default 20)",
+    )
     history = parser.add_argument_group('history (docs/operator.md, "History")')
     history.add_argument(
         "--history-topic",
@@ -143,6 +157,8 @@ def settings_from(args: argparse.Namespace) -> Any:
         scrape_timeout=args.scrape_timeout,
         kafka_timeout=args.kafka_timeout,
         scrape_workers=args.scrape_workers,
+        step_workers=args.step_workers,
+        routine_looks=args.routine_looks,
         bind_address=args.bind_address,
         metrics_port=args.metrics_port,
         health_port=args.health_port,

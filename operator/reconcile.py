@@ -16,7 +16,7 @@ import logging
 import time
 from collections.abc import Mapping
 from dataclasses import asdict, replace
-from typing import Any
+from typing import Any, NamedTuple
 
 from kubernetes.client import CoreV1Api, CustomObjectsApi
 from kubernetes.client.exceptions import ApiException
@@ -56,6 +56,14 @@ SAMPLE_EVERY = 1.0  # seconds: at most one signal sample (three admin calls) per
 
 class Gone(Exception):
     """The StreamApp was deleted."""
+
+
+class Next(NamedTuple):
+    """When to look at the app again; ``urgent``: something is in flight or due, so that
+    look goes ahead of settled apps' routine ones (:mod:`.steps`)."""
+
+    delay: float
+    urgent: bool = False
 
 
 class Reconciler:
@@ -161,8 +169,8 @@ class Reconciler:
             plan = self.answer(namespace, name, uid, observed, plan)
         return plan
 
-    def step(self, namespace: str, name: str, pods: Mapping[str, PodState]) -> float:
-        """One step; the seconds to wait before the next. Raises :class:`Gone`."""
+    def step(self, namespace: str, name: str, pods: Mapping[str, PodState]) -> Next:
+        """One step; when to take the next. Raises :class:`Gone`."""
         started = time.monotonic()
         try:
             obj: dict[str, Any] = self.custom.get_namespaced_custom_object(  # type: ignore[assignment]
@@ -182,10 +190,10 @@ class Reconciler:
             app = StreamApp.from_object(obj)
         except InvalidStreamApp as exc:
             self.actor.refuse(target, "InvalidSpec", str(exc), time.time())
-            return self.settings.idle_interval
+            return Next(self.settings.idle_interval)
         if app.spec.runtime == "kafka-streams" and not self.settings.kstreams_agent.image:
             self.actor.refuse(target, "AgentNotConfigured", NO_AGENT, time.time())
-            return self.settings.idle_interval
+            return Next(self.settings.idle_interval)
         if not target.raw_status:
             bootstrap = app.spec.kafka.bootstrap_servers
             self.actor.acknowledge(
@@ -197,7 +205,7 @@ class Reconciler:
         except DocumentError as exc:
             # Never publish over a document this operator cannot read (a newer one wrote it?)
             self.actor.refuse(target, "AssignmentUnreadable", str(exc), time.time())
-            return self.settings.idle_interval
+            return Next(self.settings.idle_interval)
         except KafkaObserveError as exc:
             # Kafka unreachable or refusing us (a wrong password, say): no decision without
             # its offsets. Said in Degraded; the next step that reaches Kafka clears it.
@@ -207,7 +215,7 @@ class Reconciler:
                 target, KAFKA_UNAVAILABLE, str(exc), time.time(), [replication_unreadable(str(exc))]
             )
             self.signals.mark_unknown(namespace, name, f"Kafka unavailable: {exc}")
-            return self.settings.error_backoff
+            return Next(self.settings.error_backoff)
         target = replace(target, app=app, secret_keys=observed.secret_keys)
         unread = self.signal(namespace, app, target.uid, observed)
         self.actor.ensure_access(target)
@@ -224,7 +232,7 @@ class Reconciler:
         except Conflict as lost:
             log.info("%s/%s: %s; deciding again", namespace, name, lost)
             self.metrics.conflicts.labels(namespace, name).inc()
-            return 0.0
+            return Next(0.0, urgent=True)
         finally:
             if unread is not None:  # the status says it first, then the metrics API
                 self.signals.mark_unknown(namespace, name, f"Kafka unavailable: {unread}")
@@ -233,4 +241,4 @@ class Reconciler:
         wait = self.settings.busy_interval if plan.busy else self.settings.idle_interval
         if plan.wake_at is not None:
             wait = min(wait, max(0.05, plan.wake_at - time.time()))
-        return wait
+        return Next(wait, urgent=plan.busy or wait < self.settings.idle_interval)

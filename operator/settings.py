@@ -95,6 +95,8 @@ class OperatorSettings(BaseModel):
     scrape_timeout: float = Field(default=2.0, gt=0)
     kafka_timeout: float = Field(default=10.0, gt=0)
     scrape_workers: int = Field(default=16, ge=1)
+    step_workers: int = Field(default=16, ge=2)  # reconcile steps at once (:mod:`.steps`)
+    routine_looks: float = Field(default=20.0, gt=0)  # settled apps' looks a second, in all
     bind_address: str = "0.0.0.0"  # where the metrics and health servers listen
     metrics_port: int = Field(default=9401, ge=0, le=65535)  # 0: do not serve metrics
     health_port: int = Field(default=0, ge=0, le=65535)  # /healthz and /readyz; 0: off

@@ -21,7 +21,7 @@ from kubernetes.client import CoreV1Api, CustomObjectsApi, RbacAuthorizationV1Ap
 from segue.operator.act import access, agent, apply, objects
 from segue.operator.act.recorder import EventRecorder, Involved
 from segue.operator.act.signal_status import due, to_status
-from segue.operator.act.status_patch import build_status, condition, status_patch
+from segue.operator.act.status_patch import build_status, changes, condition, status_patch
 from segue.operator.api import GROUP, PLURAL, VERSION, StreamApp
 from segue.operator.api.names import claim
 from segue.operator.api.status import StreamAppStatus, find_condition
@@ -144,7 +144,9 @@ class Actor:
         written = previous.autoscaling if previous else None
         fresh = to_status(signal) if signal is not None and due(written, signal) else None
         status = build_status(plan, name, previous, target.generation, now, autoscaling=fresh)
-        self._patch_status(target, status_patch(status, target.raw_status))
+        patch = status_patch(status, target.raw_status)
+        if changes({"status": target.raw_status or {}}, patch):
+            self._patch_status(target, patch)
         for event in plan.events:
             log.info("%s/%s: %s: %s", namespace, name, event.reason, event.message)
             self._tell(target, event.type, event.reason, event.message, now)

@@ -175,3 +175,21 @@ def merge_patch(old: Mapping[str, Any], new: Mapping[str, Any]) -> dict[str, Any
         else:
             out[key] = value
     return out
+
+
+def changes(old: Mapping[str, Any], patch: Mapping[str, Any]) -> bool:
+    """Would the merge ``patch`` change ``old``? A settled app's step decides the status
+    it already has; not sending that saves the API server a write per app per look (at
+    500 apps, a fifth of the operator's requests: docs/benchmarks.md, "One operator for
+    a fleet")."""
+    for key, value in patch.items():
+        was = old.get(key)
+        if value is None:
+            if key in old:
+                return True
+        elif isinstance(value, dict) and isinstance(was, dict):
+            if changes(was, value):
+                return True
+        elif was != value:
+            return True
+    return False

@@ -32,6 +32,7 @@ from confluent_kafka import (
 from confluent_kafka.admin import AdminClient
 from confluent_kafka.admin._listoffsets import OffsetSpec  # not re-exported for mypy
 
+from segue.operator.observe.metadata import SharedMetadata
 from segue.operator.scaling import Replication
 
 
@@ -100,6 +101,7 @@ class KafkaView:
             self._readers: dict[str, Consumer] = {}
             self._lock = threading.Lock()
             self._admin: AdminClient | None = AdminClient(config)
+            self._metadata = SharedMetadata(lambda: self.admin.list_topics(timeout=self.timeout))
         except KafkaException as exc:
             raise KafkaObserveError(
                 f"admin client for {bootstrap_servers}: {_reason(exc)}"
@@ -132,6 +134,7 @@ class KafkaView:
     def close(self) -> None:
         """Release the clients (librdkafka closes the admin once no call is in flight)."""
         self._admin = None
+        self._metadata.forget()
         readers, self._readers = self._readers, {}
         for reader in readers.values():
             reader.close()
@@ -174,11 +177,12 @@ class KafkaView:
         replicas out of its ISR, the partitions without a leader. Topics in ``also``
         are counted too (one in error is left out) but not in the replication.
 
-        One metadata request for the whole cluster. A topic the broker reports
-        with an error other than "unknown" (e.g. still being created) raises."""
+        From one metadata read of the whole cluster, shared with the view's other apps
+        for a second (:mod:`.metadata`). A topic the broker reports with an error other
+        than "unknown" (e.g. still being created) raises."""
         wanted, also = set(topics), set(also) - set(topics)
         try:
-            metadata = self.admin.list_topics(timeout=self.timeout)
+            metadata = self._metadata.get(wanted)
         except KafkaException as exc:
             raise self._failed(f"metadata for {sorted(wanted)}", exc) from exc
         counts: dict[str, int] = {}

@@ -135,6 +135,8 @@ def test_defaults_render_the_operator_with_leader_election_in_cluster_mode() -> 
         "--scrape-timeout=2",
         "--kafka-timeout=10",
         "--scrape-workers=16",
+        "--step-workers=16",
+        "--routine-looks=20",
         "--log-level=info",
         "--log-format=plain",
         "--history-topic=",

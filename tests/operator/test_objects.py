@@ -222,6 +222,21 @@ def test_a_merge_patch_nulls_what_is_gone_at_every_level() -> None:
     }
 
 
+def test_a_settled_step_that_decides_the_status_it_read_sends_no_patch() -> None:
+    from segue.operator.act.status_patch import changes
+
+    conditions = (Condition("Balanced", "True", "Balanced", ""),)
+    first = build_status(plan(Memory(joining={"wc-2": 1.8e9}), conditions), "wc", None, 4, 1.9e9)
+    wire = first.model_dump(mode="json", exclude_none=True)  # as the API server keeps it
+    again = build_status(plan(Memory(joining={"wc-2": 1.8e9}), conditions), "wc", first, 4, 2e9)
+    assert not changes({"status": wire}, status_patch(again, wire))
+    later = build_status(plan(Memory(), conditions), "wc", first, 4, 2e9)  # wc-2 joined
+    assert changes({"status": wire}, status_patch(later, wire))
+    assert changes({"status": wire}, {"status": {"observedGeneration": 5}})
+    assert not changes({"a": {"b": 1}}, {"a": {"b": 1, "c": None}})  # nulling what is absent
+    assert changes({"a": {"b": 1}}, {"a": {"b": None}})
+
+
 def test_a_kafka_streams_pod_gets_the_agent_and_keeps_the_users_java_options() -> None:
     from segue.operator.act import agent
 

@@ -154,6 +154,8 @@ expanded by the kubelet from the container's env.
 - --scrape-timeout={{ $s.scrapeTimeout }}
 - --kafka-timeout={{ $s.kafkaTimeout }}
 - --scrape-workers={{ $s.scrapeWorkers }}
+- --step-workers={{ $s.stepWorkers }}
+- --routine-looks={{ $s.routineLooks }}
 - --log-level={{ .Values.logLevel }}
 - --log-format={{ .Values.logFormat }}
 - --history-topic={{ .Values.history.topic }}
