@@ -32,7 +32,7 @@ from confluent_kafka import (
 from confluent_kafka.admin import AdminClient
 from confluent_kafka.admin._listoffsets import OffsetSpec  # not re-exported for mypy
 
-from segue.operator.observe.metadata import SharedMetadata
+from segue.operator.observe.metadata import MetadataUnavailable, SharedMetadata
 from segue.operator.scaling import Replication
 
 
@@ -101,7 +101,9 @@ class KafkaView:
             self._readers: dict[str, Consumer] = {}
             self._lock = threading.Lock()
             self._admin: AdminClient | None = AdminClient(config)
-            self._metadata = SharedMetadata(lambda: self.admin.list_topics(timeout=self.timeout))
+            self._metadata = SharedMetadata(
+                lambda: self.admin.list_topics(timeout=self.timeout), self._explain
+            )
         except KafkaException as exc:
             raise KafkaObserveError(
                 f"admin client for {bootstrap_servers}: {_reason(exc)}"
@@ -122,14 +124,17 @@ class KafkaView:
         self._client_error = str(error.str())
 
     def _failed(self, what: str, exc: KafkaException) -> KafkaObserveError:
-        """The error, with the client's own last complaint: a metadata timeout says only
+        return KafkaObserveError(f"{what}: {self._explain(exc)}")
+
+    def _explain(self, exc: KafkaException) -> str:
+        """Why, with the client's own last complaint: a metadata timeout says only
         "transport failure" where the log says the broker refused our credentials."""
         self.admin.poll(0)  # serve pending error callbacks
-        why = f"{what}: {_reason(exc)}"
+        why = _reason(exc)
         if self._client_error and self._client_error not in why:
             why += f" ({self._client_error})"
         self._client_error = ""
-        return KafkaObserveError(why)
+        return why
 
     def close(self) -> None:
         """Release the clients (librdkafka closes the admin once no call is in flight)."""
@@ -183,8 +188,8 @@ class KafkaView:
         wanted, also = set(topics), set(also) - set(topics)
         try:
             metadata = self._metadata.get(wanted)
-        except KafkaException as exc:
-            raise self._failed(f"metadata for {sorted(wanted)}", exc) from exc
+        except MetadataUnavailable as exc:
+            raise KafkaObserveError(f"metadata for {sorted(wanted)}: {exc}") from exc
         counts: dict[str, int] = {}
         lagging: dict[tuple[str, int], tuple[int, ...]] = {}
         offline: list[tuple[str, int]] = []

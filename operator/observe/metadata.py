@@ -22,15 +22,23 @@ from confluent_kafka import KafkaException
 FRESH = 1.0  # seconds a read (or its failure) answers for every app
 
 
-class SharedMetadata:
-    """``read()`` is ``AdminClient.list_topics``; one runs at a time."""
+class MetadataUnavailable(Exception):
+    """The read failed; the message says why, as the view explained it when it did."""
 
-    def __init__(self, read: Callable[[], Any]) -> None:
+
+class SharedMetadata:
+    """``read()`` is ``AdminClient.list_topics``; one runs at a time. ``explain`` says why
+    a read failed, once, when it does (the client's complaint is consumed then)."""
+
+    def __init__(
+        self, read: Callable[[], Any], explain: Callable[[KafkaException], str] = str
+    ) -> None:
         self._read = read
+        self._explain = explain
         self._lock = threading.Lock()
         self._at = -FRESH
         self._metadata: Any = None
-        self._failure: KafkaException | None = None
+        self._failure: MetadataUnavailable | None = None
 
     def forget(self) -> None:
         """Answer nothing from what was read before (the view closed)."""
@@ -38,19 +46,19 @@ class SharedMetadata:
             self._at, self._metadata, self._failure = -FRESH, None, None
 
     def get(self, topics: Collection[str]) -> Any:
-        """Cluster metadata that knows ``topics`` (or as fresh as it gets); raises the
-        read's KafkaException."""
+        """Cluster metadata that knows ``topics`` (or as fresh as it gets); raises
+        :class:`MetadataUnavailable`."""
         with self._lock:
             if time.monotonic() - self._at < FRESH:
                 if self._failure is not None:
-                    raise self._failure
+                    raise MetadataUnavailable(str(self._failure))  # a fresh traceback
                 if all(t in self._metadata.topics for t in topics):
                     return self._metadata
             try:
                 self._metadata, self._failure = self._read(), None
             except KafkaException as exc:
-                self._metadata, self._failure = None, exc
-                raise
+                self._metadata, self._failure = None, MetadataUnavailable(self._explain(exc))
+                raise self._failure from exc
             finally:
                 self._at = time.monotonic()
             return self._metadata

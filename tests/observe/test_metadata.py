@@ -11,7 +11,7 @@ import pytest
 from confluent_kafka import KafkaError, KafkaException
 
 from segue.operator.observe import metadata
-from segue.operator.observe.metadata import SharedMetadata
+from segue.operator.observe.metadata import MetadataUnavailable, SharedMetadata
 
 
 class Reads:
@@ -47,10 +47,10 @@ def test_one_read_answers_every_app_until_a_topic_is_missing(monkeypatch: Any) -
 
 def test_a_failed_read_is_shared_then_retried() -> None:
     reads = Reads()
-    shared = SharedMetadata(reads)
+    shared = SharedMetadata(reads, lambda exc: exc.args[0].str())
     reads.down = True
     for _ in range(5):
-        with pytest.raises(KafkaException):
+        with pytest.raises(MetadataUnavailable, match="Local: Broker transport failure"):
             shared.get({"in"})
     assert reads.calls == 1
     reads.down = False
