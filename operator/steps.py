@@ -42,7 +42,7 @@ class StepPool:
         self.workers = workers
         self.routine = max(1, workers // 2)
         self.routine_rate = routine_rate  # routine steps started per second, at most
-        self._tokens = min(routine_rate, float(workers))  # a token bucket, burst = rate
+        self._tokens = min(routine_rate, float(workers))  # a token bucket; full: the rate
         self._stamp = time.monotonic()
         self._urgent: deque[_Job] = deque()
         self._routine: deque[_Job] = deque()
