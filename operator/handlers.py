@@ -50,8 +50,11 @@ class Wakeups:
         return self._events[(namespace, name)]
 
     def wake(self, namespace: str | None, name: str | None) -> None:
-        if namespace and name:
-            self.get(namespace, name).set()
+        """Cut a running loop's wait short; an app without one (not started yet, or
+        deleted: its pods' last events) has nothing to wake, and gets no entry."""
+        event = self._events.get((namespace or "", name or ""))
+        if event is not None:
+            event.set()
 
     def forget(self, namespace: str, name: str) -> None:
         self._events.pop((namespace, name), None)
@@ -171,6 +174,7 @@ def build_registry(
     registry = kopf.OperatorRegistry()
     wakeups = Wakeups()
     steps = StepPool(operator_settings.step_workers, operator_settings.routine_looks)
+    reconciler.metrics.watch_steps(steps.queued)
 
     @kopf.on.login(registry=registry)
     def login(**_: Any) -> kopf.ConnectionInfo:

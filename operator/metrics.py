@@ -8,7 +8,7 @@ seeing the new owner report it active: the pause as the control plane sees it.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
@@ -119,6 +119,13 @@ class OperatorMetrics:
             "election), 0 while it stands by",
             registry=r,
         )
+        self.steps_queued = Gauge(
+            "segue_operator_steps_queued",
+            "reconcile steps waiting for a thread of the step pool, by urgency (urgent: an "
+            "app woken or with something in flight; routine: a settled app's look)",
+            ("urgency",),
+            registry=r,
+        )
         self.signal = {
             field: Gauge(name, help_, LABELS, registry=r)
             for field, (name, help_) in SIGNAL_GAUGES.items()
@@ -179,6 +186,11 @@ class OperatorMetrics:
             LABELS,
             registry=r,
         )
+
+    def watch_steps(self, queued: Callable[[], tuple[int, int]]) -> None:
+        """Read the step pool's queues (urgent, routine) at each scrape."""
+        self.steps_queued.labels("urgent").set_function(lambda: queued()[0])
+        self.steps_queued.labels("routine").set_function(lambda: queued()[1])
 
     def show_signal(self, namespace: str, app: str, values: dict[str, float]) -> None:
         """Set the signal's gauges from its fields (``dataclasses.asdict`` of it)."""

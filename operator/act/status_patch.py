@@ -179,9 +179,9 @@ def merge_patch(old: Mapping[str, Any], new: Mapping[str, Any]) -> dict[str, Any
 
 def changes(old: Mapping[str, Any], patch: Mapping[str, Any]) -> bool:
     """Would the merge ``patch`` change ``old``? A settled app's step decides the status
-    it already has; not sending that saves the API server a write per app per look (at
-    500 apps, a fifth of the operator's requests: docs/benchmarks.md, "One operator for
-    a fleet")."""
+    it already has; not sending that saves the API server a write per app per look (a
+    settled fleet of 100 apps went from 82 to 66 requests/s, measured with
+    ``bench.fleet``)."""
     for key, value in patch.items():
         was = old.get(key)
         if value is None:

@@ -22,6 +22,7 @@ import queue
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Callable
@@ -56,53 +57,48 @@ def status(kube: Any, namespace: str, *extra: str) -> dict[str, Any]:
     return shown
 
 
-def watch(kube: Any, namespace: str, seconds: float) -> tuple[list[dict[str, Any]], int]:
-    """``segue status --watch -o json`` for ``seconds``, then Ctrl-C: its documents, one a
-    line, and its exit status."""
-    argv = [str(BIN / "segue"), "status", NAME, "-n", namespace, "--watch", "-o", "json"]
-    argv += ["--interval", "1", "--kubeconfig", str(kube.kubeconfig)]
-    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    time.sleep(seconds)
-    proc.send_signal(signal.SIGINT)
-    out, err = proc.communicate(timeout=30)
-    assert proc.returncode == 130, err
-    return [json.loads(line) for line in out.splitlines()], proc.returncode
-
-
-def follow(
-    kube: Any, namespace: str, until: Callable[[dict[str, Any]], bool], seconds: float
+def watch(
+    kube: Any,
+    namespace: str,
+    seconds: float,
+    until: Callable[[dict[str, Any]], bool] = lambda _: False,
+    interval: float = 1.0,
 ) -> list[dict[str, Any]]:
     """``segue status --watch -o json`` until a document satisfies ``until`` (or ``seconds``
-    pass), then Ctrl-C: every document it printed. One process refreshing twice a second
-    sees the few seconds new pods are joining; a one-shot read a process (interpreter
-    start, two reads a second apart) took 3-4 s under CI's load and could miss them."""
+    pass), then Ctrl-C as a user stops it: every document it printed, one a line. One
+    process refreshing twice a second sees the few seconds new pods are joining; a one-shot
+    read a process (interpreter start, two reads a second apart) took 3-4 s under CI's
+    load and could miss them."""
     argv = [str(BIN / "segue"), "status", NAME, "-n", namespace, "--watch", "-o", "json"]
-    argv += ["--interval", "0.5", "--kubeconfig", str(kube.kubeconfig)]
-    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    lines: queue.Queue[str] = queue.Queue()
+    argv += ["--interval", str(interval), "--kubeconfig", str(kube.kubeconfig)]
+    with tempfile.TemporaryFile("w+") as err:  # drained by the OS, read at the end
+        proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=err, text=True)
+        lines: queue.Queue[str] = queue.Queue()
 
-    def pump() -> None:
-        for line in proc.stdout or []:
-            lines.put(line)
+        def pump() -> None:
+            for line in proc.stdout or []:
+                lines.put(line)
 
-    reader = threading.Thread(target=pump, daemon=True)
-    reader.start()
-    shown: list[dict[str, Any]] = []
-    deadline = time.monotonic() + seconds
-    try:
-        while time.monotonic() < deadline and proc.poll() is None:
-            try:
-                shown.append(json.loads(lines.get(timeout=1)))
-            except queue.Empty:
-                continue
-            if until(shown[-1]):
-                break
-    finally:
-        proc.send_signal(signal.SIGINT)
-        proc.wait(timeout=30)
-        reader.join(timeout=30)
-    err = proc.stderr.read() if proc.stderr else ""
-    assert proc.returncode == 130, err
+        reader = threading.Thread(target=pump, daemon=True)
+        reader.start()
+        shown: list[dict[str, Any]] = []
+        deadline = time.monotonic() + seconds
+        try:
+            while time.monotonic() < deadline and proc.poll() is None:
+                try:
+                    shown.append(json.loads(lines.get(timeout=1)))
+                except queue.Empty:
+                    continue
+                if until(shown[-1]):
+                    break
+        finally:
+            proc.send_signal(signal.SIGINT)
+            proc.wait(timeout=30)
+            reader.join(timeout=30)
+        while not lines.empty():
+            shown.append(json.loads(lines.get()))
+        err.seek(0)
+        assert proc.returncode == 130, err.read()
     return shown
 
 
@@ -128,7 +124,7 @@ def test_status_shows_learners_with_progress_then_none_once_balanced(
     try:
         apps.scale(NAME, 4)
         began = time.monotonic()
-        shots += follow(kube, namespace, until=lambda shot: bool(shot["learners"]), seconds=90)
+        shots += watch(kube, namespace, 90, until=lambda shot: bool(shot["learners"]), interval=0.5)
         screen = kubectl_segue(kube, namespace)  # the human form, learners in flight
         took = time.monotonic() - began
         (operator.log_dir / "status-screen.txt").write_text(screen)
@@ -139,7 +135,7 @@ def test_status_shows_learners_with_progress_then_none_once_balanced(
             shots.append(status(kube, namespace))
         run.balanced(4, timeout=240)
         settled = status(kube, namespace, "--sample", "0")
-        watched = watch(kube, namespace, seconds=6)
+        watched = watch(kube, namespace, 6)
     finally:
         run.stop()
     print(f"\n{len(shots)} reads; the screen {took:.1f}s into the scale:\n{screen}")
@@ -168,7 +164,7 @@ def test_status_shows_learners_with_progress_then_none_once_balanced(
     if isinstance(pod_runner.ctx.ipam, LinkIpam):  # addresses the API server proxies to
         assert_pods_read(screen, learning)
 
-    assert_settled(settled, watched[0])
+    assert_settled(settled, watched)
 
 
 def assert_settled(settled: dict[str, Any], documents: list[dict[str, Any]]) -> None:

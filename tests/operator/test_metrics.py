@@ -76,3 +76,18 @@ def test_conditions_alone_keep_the_learners_and_forgetting_drops_everything() ->
     m.forget_state("team", "wc")
     page = generate_latest(m.registry).decode()
     assert 'app="wc"' not in page, page
+
+
+def test_the_step_queues_are_read_at_each_scrape() -> None:
+    m = OperatorMetrics()
+    queues = [(0, 0)]
+    m.watch_steps(lambda: queues[-1])
+    assert series(m, "segue_operator_steps_queued") == {
+        (("urgency", "urgent"),): 0.0,
+        (("urgency", "routine"),): 0.0,
+    }
+    queues.append((3, 40))
+    assert series(m, "segue_operator_steps_queued") == {
+        (("urgency", "urgent"),): 3.0,
+        (("urgency", "routine"),): 40.0,
+    }
