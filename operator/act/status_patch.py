@@ -58,7 +58,14 @@ def _held_from(held: HeldTarget | None) -> Held | None:
         standbys={t: tuple(ms) for t, ms in held.standbys.items()},
         basis=dict(held.basis),
         progress={
-            t: Progress(p.member, p.lag, from_timestamp(p.since)) for t, p in held.progress.items()
+            t: Progress(
+                p.member,
+                p.lag,
+                from_timestamp(p.since),
+                p.lag if p.start_lag is None else p.start_lag,
+                from_timestamp(p.started_at or p.since),
+            )
+            for t, p in held.progress.items()
         },
     )
 
@@ -71,7 +78,13 @@ def _held_to(held: Held | None) -> HeldTarget | None:
         standbys={t: list(ms) for t, ms in held.standbys.items()},
         basis=dict(held.basis),
         progress={
-            t: LearnerProgress(member=p.member, lag=p.lag, since=to_timestamp(p.since))
+            t: LearnerProgress(
+                member=p.member,
+                lag=p.lag,
+                since=to_timestamp(p.since),
+                start_lag=p.start_lag,
+                started_at=to_timestamp(p.started),
+            )
             for t, p in held.progress.items()
         },
     )

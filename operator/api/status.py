@@ -131,6 +131,11 @@ class LearnerProgress(StatusModel):
     """Its lowest changelog lag so far, in records."""
     since: Timestamp
     """When that lag was first seen; no drop for 30 s plans the target afresh."""
+    start_lag: int | None = Field(default=None, ge=0)
+    """Its lag when it was first seen learning the task (with ``startedAt``, its restore
+    rate; absent in a status written before it was kept: the rate starts afresh)."""
+    started_at: Timestamp | None = None
+    """When it was first seen learning the task."""
 
 
 class HeldTarget(StatusModel):

@@ -7,11 +7,19 @@ new generation carries the answer, and a report nothing answers yet gets the gen
 force again, renumbered (same members), at once. Pure, like the core.
 
 When to rebalance next is the answer's too (``followup_at_ms``; the plugin sets it on every
-client, a public Kafka Streams API): soon while anything is in flight (a learner warming, a
-handover or a departure waiting to apply, a joiner), since nothing else makes the group
-take a new generation up; and, when settled, after ``SETTLED_PROBE`` seconds, so a
-decision with no membership change behind it (a scale-down, a spec edit) is taken up
-within that bound.
+client, a public Kafka Streams API), since nothing else makes the group take a new
+generation up. Under exactly-once every rebalance pauses every task of the group, so the
+answer asks for one when there will be something to take up:
+
+- while learners restore and nothing else is in flight: a second (``LEAD``) before the
+  first of them is expected within the acceptable lag, at the rate each has restored at
+  so far (``Progress.eta``); a learner without a rate yet (just assigned, or not dropped
+  since) gets ``BUSY_PROBE``;
+- while anything else is in flight (a handover or a departure waiting to apply, a joiner,
+  a rollout): ``BUSY_PROBE``;
+- when settled: ``SETTLED_PROBE``, so a decision with no membership change behind it (a
+  scale-down, a spec edit) is taken up within that bound, which also caps the wait for
+  a learner.
 """
 
 from __future__ import annotations
@@ -27,11 +35,53 @@ from segue.protocol import encode
 from segue.protocol.kstreams import KafkaStreamsAnswer
 
 BUSY_PROBE: Final = 1.0  # seconds to the next rebalance while something is in flight
-SETTLED_PROBE: Final = 15.0  # ... and while settled
+SETTLED_PROBE: Final = 15.0  # ... and while settled (the longest wait for a learner too)
+LEAD: Final = 1.0  # rebalance this long before a learner is expected caught up
 
 
-def followup_at_ms(plan: Plan, now: float) -> int:
-    return round((now + (BUSY_PROBE if plan.busy else SETTLED_PROBE)) * 1000)
+def followup_at_ms(plan: Plan, world: World) -> int:
+    return round((world.now + followup_delay(plan, world)) * 1000)
+
+
+def followup_delay(plan: Plan, world: World) -> float:
+    """Seconds until the group should rebalance again (see the module's docstring)."""
+    if not plan.busy:
+        return SETTLED_PROBE
+    eta = _learners_eta(plan, world)
+    if eta is None:
+        return BUSY_PROBE
+    return min(max(eta - LEAD, BUSY_PROBE), SETTLED_PROBE)
+
+
+def _learners_eta(plan: Plan, world: World) -> float | None:
+    """Seconds until the first learner of the generation in force is expected within the
+    acceptable lag, when learners restoring is all that is in flight; else None."""
+    memory, published = plan.memory, world.published
+    if (
+        plan.publish is not None  # the core decided something new: it is taken up first
+        or plan.create_pods
+        or plan.delete_pods
+        or memory.joining
+        or memory.handovers
+        or memory.absent
+        or memory.rolling
+        or memory.held is None
+        or published is None
+    ):
+        return None
+    learning = {t: m for m, roles in published.members.items() for t in roles.learning}
+    if not learning:
+        return None
+    etas = []
+    for task, member in learning.items():
+        progress = memory.held.progress.get(task)
+        if progress is None or progress.member != member:
+            return None
+        eta = progress.eta(world.policy.acceptable_recovery_lag, world.now)
+        if eta is None:
+            return None
+        etas.append(eta)
+    return min(etas)
 
 
 def answered(
@@ -58,7 +108,7 @@ def answered(
     answer = KafkaStreamsAnswer(
         answers=report.id,
         clients={c: m for c, m in clients.items() if m in publish.members},
-        followup_at_ms=followup_at_ms(plan, world.now),
+        followup_at_ms=followup_at_ms(plan, world),
     )
     document = to_document(publish, world.application_id).model_copy(
         update={"kafka_streams": answer}

@@ -25,6 +25,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping
+from dataclasses import replace
 from functools import lru_cache
 
 from segue.assignor import AssignorError, AssignRequest, Decision
@@ -94,7 +95,7 @@ def placement(
         placed, decision = place(request, world.policy, stalled)
     if reason is not None:
         events.append(Event("Normal", "TargetReplanned", f"the target is planned again: {reason}"))
-        progress = {t: Progress(p.member, p.lag, world.now) for t, p in progress.items()}
+        progress = {t: replace(p, since=world.now) for t, p in progress.items()}
     return placed, decision, _next(request, decision, now_basis, progress), events
 
 
@@ -163,8 +164,10 @@ def _progress(world: World, request: AssignRequest, held: Held | None) -> dict[s
             if lag is None:
                 continue
             was = before.get(task)
-            if was is None or was.member != member or lag < was.lag:
-                out[task] = Progress(member, lag, world.now)
+            if was is None or was.member != member:
+                out[task] = Progress(member, lag, world.now, lag, world.now)
+            elif lag < was.lag:
+                out[task] = replace(was, lag=lag, since=world.now)
             else:
                 out[task] = was
     return out

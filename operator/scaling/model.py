@@ -99,11 +99,31 @@ class Handover:
 
 @dataclass(frozen=True)
 class Progress:
-    """A learner's best lag so far and when it last dropped (:mod:`.hold`)."""
+    """A learner's best lag so far and when it last dropped (:mod:`.hold`), and its lag
+    when it was first seen learning, so its restore rate is known (``rate``)."""
 
     member: str
     lag: int
     since: float
+    start_lag: int
+    started: float
+
+    def rate(self) -> float | None:
+        """Records/s the learner's lag has dropped since it was first seen; None before
+        it dropped at all (no rate to go by yet)."""
+        if self.since <= self.started or self.lag >= self.start_lag:
+            return None
+        return (self.start_lag - self.lag) / (self.since - self.started)
+
+    def eta(self, acceptable_lag: int, now: float) -> float | None:
+        """Seconds from ``now`` until it is within ``acceptable_lag``, at its rate so far
+        (0 once within); None without a rate."""
+        if self.lag <= acceptable_lag:
+            return 0.0
+        rate = self.rate()
+        if rate is None:
+            return None
+        return max(0.0, (self.lag - acceptable_lag) / rate - (now - self.since))
 
 
 @dataclass(frozen=True)

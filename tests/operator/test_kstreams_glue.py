@@ -5,17 +5,24 @@ and every generation answering the group's latest report."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
-from segue.operator.kstreams.answer import BUSY_PROBE, SETTLED_PROBE, answered
+from segue.operator.kstreams.answer import (
+    BUSY_PROBE,
+    LEAD,
+    SETTLED_PROBE,
+    answered,
+    followup_delay,
+)
 from segue.operator.kstreams.group import Group
 from segue.operator.kstreams.pods import observe_pods
 from segue.operator.observe.agent import AgentReport, parse_agent_metrics
 from segue.operator.observe.pods import PodState
 from segue.operator.scaling import Published, Roles, World, decide
-from segue.operator.scaling.model import Policy
+from segue.operator.scaling.model import Handover, Held, Memory, Plan, Policy, Progress
 from segue.protocol import decode
 from segue.protocol.kstreams import Applied, GroupReport, KafkaStreamsAnswer, topology_of
 
@@ -123,7 +130,8 @@ def test_a_report_nothing_answers_gets_the_generation_in_force_again_renumbered(
     assert document.kafka_streams.answers == REPORT.id
     assert document.kafka_streams.clients == clients
     assert document.generation == (plan.publish or PUBLISHED).generation + (plan.publish is None)
-    probe = BUSY_PROBE if plan.busy else SETTLED_PROBE
+    probe = followup_delay(plan, w)
+    assert probe in (BUSY_PROBE, SETTLED_PROBE)  # the learner has no rate yet
     assert document.kafka_streams.followup_at_ms == round((w.now + probe) * 1000)
     # answered already: nothing more to publish than what the core decided
     again = answered(plan, w, Group(REPORT, None), document.kafka_streams, clients)
@@ -169,3 +177,76 @@ def test_a_rebalance_is_counted_once_and_a_fallback_said_once() -> None:
     assert news.fallback is not None
     assert news.fallback.type == "Warning"
     assert "refused" in news.fallback.message
+
+
+def test_a_learner_knows_its_rate_and_when_it_is_expected_caught_up() -> None:
+    fresh = Progress("wc-2", 50_000, 100.0, 50_000, 100.0)
+    assert fresh.rate() is None  # not dropped yet: no rate
+    assert fresh.eta(10_000, 101.0) is None
+    going = Progress("wc-2", 30_000, 104.0, 50_000, 100.0)  # 20,000 in 4 s
+    assert going.rate() == 5_000.0
+    assert going.eta(10_000, 104.0) == 4.0
+    assert going.eta(10_000, 105.0) == 3.0  # a second since its last reading
+    assert going.eta(10_000, 200.0) == 0.0
+    assert Progress("wc-2", 9_000, 104.0, 9_000, 104.0).eta(10_000, 104.0) == 0.0
+
+
+def learning_plan(w: World, progress: Progress | None, **memory: object) -> Plan:
+    """A busy plan with nothing in flight but wc-2 learning 1_1 (``progress``)."""
+    held = Held(moves={"1_1": "wc-2"}, progress={"1_1": progress} if progress else {})
+    return replace(decide(w), publish=None, busy=True, memory=replace(Memory(held=held), **memory))
+
+
+def test_the_next_rebalance_comes_a_second_before_a_learner_is_expected_caught_up() -> None:
+    w = replace(world(PUBLISHED, Applied(report=REPORT.id, generation=4)), policy=Policy(
+        acceptable_recovery_lag=100
+    ))  # fmt: skip
+    now = w.now
+    # 1,000 records/s since it started, 6,000 to go: expected in 6 s, asked in 5
+    going = Progress("wc-2", 6_100, now, 12_100, now - 6)
+    assert followup_delay(learning_plan(w, going), w) == 6.0 - LEAD
+    # far behind: no more than the settled probe
+    slow = Progress("wc-2", 600_100, now, 612_100, now - 12)
+    assert followup_delay(learning_plan(w, slow), w) == SETTLED_PROBE
+    # nearly there: no sooner than the busy probe
+    near = Progress("wc-2", 600, now, 12_100, now - 6)
+    assert followup_delay(learning_plan(w, near), w) == BUSY_PROBE
+    # no rate yet (just assigned), or anything else in flight: the busy probe
+    assert followup_delay(learning_plan(w, None), w) == BUSY_PROBE
+    fresh = Progress("wc-2", 12_100, now, 12_100, now)
+    assert followup_delay(learning_plan(w, fresh), w) == BUSY_PROBE
+    handing = {"1_0": Handover("wc-0", now)}
+    assert followup_delay(learning_plan(w, going, handovers=handing), w) == BUSY_PROBE
+    joiner = {"wc-3": now - 1}
+    assert followup_delay(learning_plan(w, going, joining=joiner), w) == BUSY_PROBE
+    elsewhere = Progress("wc-1", 6_100, now, 12_100, now - 6)  # another member's progress
+    assert followup_delay(learning_plan(w, elsewhere), w) == BUSY_PROBE
+    settled = replace(learning_plan(w, going), busy=False)
+    assert followup_delay(settled, w) == SETTLED_PROBE
+
+
+def test_a_learners_progress_keeps_where_it_started_across_looks() -> None:
+    """The held target's progress (``hold._progress``) keeps a learner's first lag and
+    time, so its rate is known from the second look on."""
+    w = replace(
+        world(PUBLISHED, Applied(report=REPORT.id, generation=4)),
+        policy=Policy(acceptable_recovery_lag=10),  # 40 behind: still learning
+    )
+    agents = {
+        **AGENTS,
+        "wc-2": AgentReport(AGENTS["wc-2"].consumers, {("wc-counts-changelog", 1): 900}),
+    }
+    first = replace(w, pods=observe_pods(
+        {n: state(n) for n in ("wc-0", "wc-1", "wc-2")}, agents,
+        Group(REPORT, Applied(report=REPORT.id, generation=4)), PUBLISHED, ENDS,
+    ))  # fmt: skip
+    held = decide(first).memory.held
+    assert held is not None
+    p = held.progress["1_1"]
+    assert (p.member, p.lag, p.since, p.start_lag, p.started) == ("wc-2", 900, w.now, 900, w.now)
+    later = replace(w, now=w.now + 2, memory=replace(first.memory, held=held))
+    again = decide(later).memory.held
+    assert again is not None
+    q = again.progress["1_1"]
+    assert (q.lag, q.since, q.start_lag, q.started) == (40, w.now + 2, 900, w.now)
+    assert q.rate() == 430.0

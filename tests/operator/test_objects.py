@@ -181,7 +181,7 @@ def test_the_held_target_round_trips_through_the_status() -> None:
     held = Held(
         moves={"1_3": "wc-2"},
         basis={"members": "ab12", "tasks": "cd34", "capacity": "ef56", "spec": "0789"},
-        progress={"1_3": Progress("wc-2", 420, 1_800_000_000.5)},
+        progress={"1_3": Progress("wc-2", 420, 1_800_000_000.5, 9_000, 1_799_999_990.25)},
         standbys={"1_3": ("wc-0",), "1_4": ("wc-1", "wc-2")},
     )
     status = build_status(plan(Memory(held=held), ()), "wc", None, 1, 1.9e9)
@@ -191,6 +191,8 @@ def test_the_held_target_round_trips_through_the_status() -> None:
         "member": "wc-2",
         "lag": 420,
         "since": "2027-01-15T08:00:00.500000Z",
+        "startLag": 9000,
+        "startedAt": "2027-01-15T07:59:50.250000Z",
     }
     settled = build_status(plan(Memory(), ()), "wc", status, 1, 1.9e9)
     assert (
