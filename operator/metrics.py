@@ -100,6 +100,15 @@ class OperatorMetrics:
             LABELS,
             registry=r,
         )
+        self.kstreams_answer_seconds = Histogram(
+            "segue_operator_kstreams_answer_seconds",
+            "from a Kafka Streams group leader's report to the operator's answer written "
+            "(the group waits in its rebalance meanwhile; the leader's clock against the "
+            "operator's)",
+            LABELS,
+            buckets=(0.1, 0.25, 0.5, 1, 2, 5, 10),
+            registry=r,
+        )
         self.errors = Counter(
             "segue_operator_reconcile_errors",
             "reconcile steps that failed",

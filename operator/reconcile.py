@@ -157,6 +157,26 @@ class Reconciler:
             plan = replace(plan, events=(*plan.events, news.fallback))
         return plan
 
+    def time_step(
+        self, namespace: str, name: str, observed: Observed, plan: Plan, step: float
+    ) -> None:
+        """The step's duration; for a Kafka Streams app, how long its group waited for an
+        answer: the leader waits in the rebalance (every task paused, under exactly-once)
+        from its report to the answer written."""
+        self.metrics.reconcile_seconds.labels(namespace, name).observe(step)
+        report = observed.group.report if observed.group is not None else None
+        if report is None or plan.publish is None:
+            return
+        if observed.answer is not None and observed.answer.answers == report.id:
+            return  # answered before: this generation is for the next rebalance
+        waited = max(0.0, time.time() - report.reported_at_ms / 1000)
+        self.metrics.kstreams_answer_seconds.labels(namespace, name).observe(waited)
+        log.info(
+            "%s/%s: answered report %s with generation %d, %.2fs after the leader wrote it "
+            "(this step %.2fs)",
+            namespace, name, report.id, plan.publish.generation, waited, step,
+        )  # fmt: skip
+
     def plan_for(
         self, namespace: str, name: str, uid: str, observed: Observed, unread: str | None
     ) -> Plan:
@@ -237,7 +257,7 @@ class Reconciler:
             if unread is not None:  # the status says it first, then the metrics API
                 self.signals.mark_unknown(namespace, name, f"Kafka unavailable: {unread}")
         self.record(namespace, app, target.uid, observed, plan)
-        self.metrics.reconcile_seconds.labels(namespace, name).observe(time.monotonic() - started)
+        self.time_step(namespace, name, observed, plan, time.monotonic() - started)
         wait = self.settings.busy_interval if plan.busy else self.settings.idle_interval
         if plan.wake_at is not None:
             wait = min(wait, max(0.05, plan.wake_at - time.time()))

@@ -15,8 +15,12 @@ answer asks for one when there will be something to take up:
   first of them is expected within the acceptable lag, at the rate each has restored at
   so far (``Progress.eta``); a learner without a rate yet (just assigned, or not dropped
   since) gets ``BUSY_PROBE``;
-- while anything else is in flight (a handover or a departure waiting to apply, a joiner,
-  a rollout): ``BUSY_PROBE``;
+- while pods join: ``BUSY_PROBE`` if the report has a client no pod's agent has named yet
+  (the core may admit it at any look); else none for them, as each joiner still starting
+  starts the rebalance that reports it by its own JoinGroup, and those in the group wait
+  for the rest of their batch until the core's deadline (``wake_at``);
+- while anything else is in flight (a handover or a departure waiting to apply, a
+  rollout): ``BUSY_PROBE``;
 - when settled: ``SETTLED_PROBE``, so a decision with no membership change behind it (a
   scale-down, a spec edit) is taken up within that bound, which also caps the wait for
   a learner.
@@ -39,49 +43,52 @@ SETTLED_PROBE: Final = 15.0  # ... and while settled (the longest wait for a lea
 LEAD: Final = 1.0  # rebalance this long before a learner is expected caught up
 
 
-def followup_at_ms(plan: Plan, world: World) -> int:
-    return round((world.now + followup_delay(plan, world)) * 1000)
+def followup_at_ms(plan: Plan, world: World, unmapped: bool = False) -> int:
+    return round((world.now + followup_delay(plan, world, unmapped)) * 1000)
 
 
-def followup_delay(plan: Plan, world: World) -> float:
-    """Seconds until the group should rebalance again (see the module's docstring)."""
+def followup_delay(plan: Plan, world: World, unmapped: bool = False) -> float:
+    """Seconds until the group should rebalance again (see the module's docstring);
+    ``unmapped``: the report has a client no pod's agent has named yet."""
     if not plan.busy:
         return SETTLED_PROBE
-    eta = _learners_eta(plan, world)
-    if eta is None:
-        return BUSY_PROBE
-    return min(max(eta - LEAD, BUSY_PROBE), SETTLED_PROBE)
-
-
-def _learners_eta(plan: Plan, world: World) -> float | None:
-    """Seconds until the first learner of the generation in force is expected within the
-    acceptable lag, when learners restoring is all that is in flight; else None."""
     memory, published = plan.memory, world.published
     if (
         plan.publish is not None  # the core decided something new: it is taken up first
         or plan.create_pods
         or plan.delete_pods
-        or memory.joining
         or memory.handovers
         or memory.absent
         or memory.rolling
-        or memory.held is None
         or published is None
     ):
-        return None
+        return BUSY_PROBE
+    waits = [SETTLED_PROBE]
+    if memory.joining:
+        if unmapped:
+            return BUSY_PROBE  # a joiner in the group: the core may admit it at any look
+        # Every joiner in the group is ready and waits for the rest of its batch: each of
+        # those still starting starts the rebalance that reports it by its own JoinGroup,
+        # and the core admits the ready ones at its deadline (``wake_at``) at the latest
+        if plan.wake_at is not None:
+            waits.append(plan.wake_at - world.now)
     learning = {t: m for m, roles in published.members.items() for t in roles.learning}
-    if not learning:
-        return None
-    etas = []
     for task, member in learning.items():
-        progress = memory.held.progress.get(task)
-        if progress is None or progress.member != member:
-            return None
-        eta = progress.eta(world.policy.acceptable_recovery_lag, world.now)
+        eta = _eta(plan, world, task, member)
         if eta is None:
-            return None
-        etas.append(eta)
-    return min(etas)
+            return BUSY_PROBE
+        waits.append(eta - LEAD)
+    return min(max(min(waits), BUSY_PROBE), SETTLED_PROBE)
+
+
+def _eta(plan: Plan, world: World, task: str, member: str) -> float | None:
+    """Seconds until ``member``'s learner of ``task`` is expected within the acceptable
+    lag; None without a rate for it."""
+    held = plan.memory.held
+    progress = held.progress.get(task) if held is not None else None
+    if progress is None or progress.member != member:
+        return None
+    return progress.eta(world.policy.acceptable_recovery_lag, world.now)
 
 
 def answered(
@@ -108,7 +115,9 @@ def answered(
     answer = KafkaStreamsAnswer(
         answers=report.id,
         clients={c: m for c, m in clients.items() if m in publish.members},
-        followup_at_ms=followup_at_ms(plan, world),
+        followup_at_ms=followup_at_ms(
+            plan, world, any(c.process_id not in clients for c in report.clients)
+        ),
     )
     document = to_document(publish, world.application_id).model_copy(
         update={"kafka_streams": answer}

@@ -217,8 +217,13 @@ def test_the_next_rebalance_comes_a_second_before_a_learner_is_expected_caught_u
     assert followup_delay(learning_plan(w, fresh), w) == BUSY_PROBE
     handing = {"1_0": Handover("wc-0", now)}
     assert followup_delay(learning_plan(w, going, handovers=handing), w) == BUSY_PROBE
+    # a pod joining: its own JoinGroup brings the rebalance that reports it; with its
+    # client in the group but not named by its agent yet, the core may admit it any look
     joiner = {"wc-3": now - 1}
-    assert followup_delay(learning_plan(w, going, joining=joiner), w) == BUSY_PROBE
+    waiting = replace(learning_plan(w, going, joining=joiner), wake_at=now + 3.5)
+    assert followup_delay(waiting, w) == 3.5  # the batch's deadline: the core admits then
+    assert followup_delay(replace(waiting, wake_at=now + 9), w) == 6.0 - LEAD  # the learner
+    assert followup_delay(waiting, w, unmapped=True) == BUSY_PROBE
     elsewhere = Progress("wc-1", 6_100, now, 12_100, now - 6)  # another member's progress
     assert followup_delay(learning_plan(w, elsewhere), w) == BUSY_PROBE
     settled = replace(learning_plan(w, going), busy=False)
