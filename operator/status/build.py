@@ -17,7 +17,12 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from segue.operator.api.status import MemberStatus, StreamAppStatus
+from segue.operator.api.status import (
+    LearnerProgress,
+    MemberStatus,
+    StreamAppStatus,
+    from_timestamp,
+)
 from segue.operator.observe.scrape import WorkerReport
 
 from .model import ConditionRow, EventRow, HandoverRow, LearnerRow, PodRow, Screen
@@ -107,6 +112,18 @@ def _pod_row(pod: Pod, member: MemberStatus | None, report: WorkerReport | str |
     )  # fmt: skip
 
 
+def held_rate(progress: LearnerProgress) -> float | None:
+    """Records/s the learner's lag dropped from where the operator first saw it to its
+    best (``startLag``/``startedAt`` to ``lag``/``since``); None before a drop or in a
+    status written before the operator kept where it started."""
+    if progress.start_lag is None or progress.started_at is None:
+        return None
+    took = from_timestamp(progress.since) - from_timestamp(progress.started_at)
+    if took <= 0 or progress.lag >= progress.start_lag:
+        return None
+    return (progress.start_lag - progress.lag) / took
+
+
 def learners(
     status: StreamAppStatus, reports: Mapping[str, WorkerReport | str], rates: Rates, at: float
 ) -> list[LearnerRow]:
@@ -132,6 +149,8 @@ def learners(
         if isinstance(reports.get(progress.member), WorkerReport):
             continue  # its metrics say it no longer learns the task
         rate = rates.observe((progress.member, task, "status"), at, -progress.lag)
+        if rate is None:  # one read: the operator's own account of it since it started
+            rate = held_rate(progress)
         rows[(progress.member, task)] = LearnerRow(
             task, progress.member, progress.lag, None, None, rate, eta(progress.lag, rate),
             "status",

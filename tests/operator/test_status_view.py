@@ -76,7 +76,13 @@ STATUS: dict[str, Any] = {
             "moves": {"0_1": "wc-2", "0_3": "wc-3"},
             "progress": {
                 "0_1": {"member": "wc-2", "lag": 900, "since": "2026-09-21T12:00:00Z"},
-                "0_3": {"member": "wc-3", "lag": 400, "since": "2026-09-21T12:00:00Z"},
+                "0_3": {
+                    "member": "wc-3",
+                    "lag": 400,
+                    "since": "2026-09-21T12:00:00Z",
+                    "startLag": 2400,
+                    "startedAt": "2026-09-21T11:59:50Z",
+                },
             },
         },
     },
@@ -103,6 +109,9 @@ def test_a_learner_read_twice_has_a_rate_and_an_eta_from_its_restored_offsets() 
     by_member = {r.member: r for r in first.learners}
     assert by_member["wc-2"].rate is None  # one read: no speed yet
     assert by_member["wc-2"].source == "metrics"
+    # ... but the operator's account of wc-3 has one: 2,000 records in 10 s
+    assert by_member["wc-3"].rate == pytest.approx(200.0)
+    assert by_member["wc-3"].eta_seconds == pytest.approx(2.0)
     learner = next(r for r in second.learners if r.member == "wc-2")
     assert (learner.task, learner.lag, learner.restored, learner.end) == ("0_1", 600, 400, 1000)
     assert learner.rate == pytest.approx(150.0)  # 300 records in 2 s
