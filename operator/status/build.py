@@ -24,6 +24,7 @@ from segue.operator.api.status import (
     from_timestamp,
 )
 from segue.operator.observe.scrape import WorkerReport
+from segue.operator.scaling.model import Progress
 
 from .model import ConditionRow, EventRow, HandoverRow, LearnerRow, PodRow, Screen
 from .progress import Rates, eta
@@ -114,14 +115,12 @@ def _pod_row(pod: Pod, member: MemberStatus | None, report: WorkerReport | str |
 
 def held_rate(progress: LearnerProgress) -> float | None:
     """Records/s the learner's lag dropped from where the operator first saw it to its
-    best (``startLag``/``startedAt`` to ``lag``/``since``); None before a drop or in a
-    status written before the operator kept where it started."""
+    best (``startLag``/``startedAt`` to ``lag``/``since``: ``Progress.rate``); None
+    before a drop or in a status written before the operator kept where it started."""
     if progress.start_lag is None or progress.started_at is None:
         return None
-    took = from_timestamp(progress.since) - from_timestamp(progress.started_at)
-    if took <= 0 or progress.lag >= progress.start_lag:
-        return None
-    return (progress.start_lag - progress.lag) / took
+    since, started = from_timestamp(progress.since), from_timestamp(progress.started_at)
+    return Progress(progress.member, progress.lag, since, progress.start_lag, started).rate()
 
 
 def learners(
