@@ -63,7 +63,7 @@ def followup_delay(plan: Plan, world: World, unmapped: bool = False) -> float:
         or published is None
     ):
         return BUSY_PROBE
-    waits = [SETTLED_PROBE]
+    waits: list[float] = []
     if memory.joining:
         if unmapped:
             return BUSY_PROBE  # a joiner in the group: the core may admit it at any look
@@ -72,12 +72,16 @@ def followup_delay(plan: Plan, world: World, unmapped: bool = False) -> float:
         # and the core admits the ready ones at its deadline (``wake_at``) at the latest
         if plan.wake_at is not None:
             waits.append(plan.wake_at - world.now)
+        else:
+            waits.append(SETTLED_PROBE)
     learning = {t: m for m, roles in published.members.items() for t in roles.learning}
     for task, member in learning.items():
         eta = _eta(plan, world, task, member)
         if eta is None:
             return BUSY_PROBE
         waits.append(eta - LEAD)
+    if not waits:  # busy for a reason none of these explains: soon, as before
+        return BUSY_PROBE
     return min(max(min(waits), BUSY_PROBE), SETTLED_PROBE)
 
 

@@ -226,6 +226,9 @@ def test_the_next_rebalance_comes_a_second_before_a_learner_is_expected_caught_u
     assert followup_delay(waiting, w, unmapped=True) == BUSY_PROBE
     elsewhere = Progress("wc-1", 6_100, now, 12_100, now - 6)  # another member's progress
     assert followup_delay(learning_plan(w, elsewhere), w) == BUSY_PROBE
+    # busy with no learner and no joiner to time it by: soon
+    idle = replace(w, published=Published(5, {"wc-0": Roles(active=("0_0",))}))
+    assert followup_delay(learning_plan(idle, going), idle) == BUSY_PROBE
     settled = replace(learning_plan(w, going), busy=False)
     assert followup_delay(settled, w) == SETTLED_PROBE
 
