@@ -6,6 +6,12 @@ needed to know *which* client is this pod (the consumers it names). So a page th
 once (a slow JVM, a garbage collection) is stood in for by the pod's last good one for up
 to ``STAND_IN`` seconds, and a pod that is away longer, or whose process left the group,
 is absent: its tasks go elsewhere at the next rebalance (``world.policy``).
+
+A pod never read yet (a new JVM starting) gets ``FIRST_TIMEOUT``, not the full scrape
+timeout: the look that answers a group report waits for every page, and the whole group
+waits in its rebalance for that answer, so a starting JVM's slow first page held every
+task of the group for its timeout (2.3 s seen in a 3 -> 6 scale). Unread, such a pod is
+not reporting for that look; the next one reads it.
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ from segue.operator.observe import PodState, ScrapeError
 from segue.operator.observe.agent import AgentReport, scrape_agent
 
 STAND_IN: Final = 30.0  # seconds a pod's last good page stands in for one that failed
+FIRST_TIMEOUT: Final = 0.5  # seconds for the first page of a pod never read yet
 
 log = logging.getLogger("segue.operator.observe")
 
@@ -35,8 +42,9 @@ class AgentPages:
         live = [s for s in states.values() if s.ip and s.phase == "Running" and not s.terminating]
 
         def one(state: PodState) -> tuple[PodState, AgentReport | None]:
+            timeout = self._timeout if state.uid in self._last else FIRST_TIMEOUT
             try:
-                return state, scrape_agent(state.ip or "", port, self._timeout)
+                return state, scrape_agent(state.ip or "", port, min(timeout, self._timeout))
             except ScrapeError as exc:
                 log.debug("no agent page from %s/%s: %s", namespace, state.name, exc)
                 return state, None
