@@ -204,10 +204,14 @@ def answer_for(
     """Which member each client of ``report`` is, from each member's main consumer client
     ids (its pod's agent reports them; the report names the consumers' group member ids,
     ``<client id>-<uuid>``): a client whose consumers are all one member's is that member.
-    One whose consumers no pod claims, or claimed by two pods, or a member two clients
-    claim (a restarted process and its ghost), stays unmapped: the plugin gives it
-    nothing (and refuses an answer that leaves a member's tasks on no client), and the
-    operator's next look sees the pods again."""
+    A static member's id starts with its ``group.instance.id`` instead
+    (``<instance id>-<thread>-<uuid>``); such a client is the member whose consumers'
+    client ids carry its process id, as Kafka Streams' default ``client.id``
+    (``<application.id>-<process id>``) makes them. One whose consumers no pod claims,
+    or claimed by two pods, or a member two clients claim (a restarted process and its
+    ghost), stays unmapped: the plugin gives it nothing (and refuses an answer that
+    leaves a member's tasks on no client), and the operator's next look sees the pods
+    again."""
     found: dict[str, str] = {}
     for client in report.clients:
         members = {
@@ -216,6 +220,12 @@ def answer_for(
             for member, ids in consumers.items()
             if any(_same_consumer(reported, cid) for cid in ids)
         }
+        if not members:  # a static member: by the process id in its client ids
+            members = {
+                member
+                for member, ids in consumers.items()
+                if any(f"-{client.process_id}-StreamThread-" in cid for cid in ids)
+            }
         if len(members) == 1:
             found[client.process_id] = members.pop()
     claims: dict[str, int] = {}

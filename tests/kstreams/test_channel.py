@@ -103,9 +103,14 @@ def grant(kube_api: Any, namespace: str, name: str, uid: str) -> None:
     )
 
 
-def properties(path: Path, application: str, bootstrap: str, topics: tuple[str, str]) -> Path:
+def properties(
+    path: Path, application: str, bootstrap: str, topics: tuple[str, str], static: bool = False
+) -> Path:
+    """The app's configuration; ``static``: with ``group.instance.id`` (static membership,
+    whose member ids start with the instance id rather than the client id)."""
     path.write_text(
-        f"application.id={application}\nbootstrap.servers={bootstrap}\n"
+        ("group.instance.id=kwc-7\n" if static else "")
+        + f"application.id={application}\nbootstrap.servers={bootstrap}\n"
         f"state.dir={path.parent / 'state'}\nprocessing.guarantee=exactly_once_v2\n"
         "commit.interval.ms=100\nreplication.factor=1\n"
         "task.assignor.class=dev.segue.kstreams.SegueTaskAssignor\n"
@@ -164,8 +169,15 @@ def assert_confined(kube: Any, token: str, namespace: str, name: str) -> None:
     assert denied.value.status == 403
 
 
+@pytest.mark.parametrize("static", [False, True], ids=["dynamic", "static-membership"])
 def test_the_plugin_reports_and_runs_the_answer_through_its_own_configmaps(  # noqa: PLR0917
-    kafka: Any, kube: Any, kube_api: Any, namespace: str, streamapp_crd: str, tmp_path: Path
+    kafka: Any,
+    kube: Any,
+    kube_api: Any,
+    namespace: str,
+    streamapp_crd: str,
+    tmp_path: Path,
+    static: bool,
 ) -> None:
     core = client.CoreV1Api(kube_api)
     suffix = uuid.uuid4().hex[:6]
@@ -180,7 +192,7 @@ def test_the_plugin_reports_and_runs_the_answer_through_its_own_configmaps(  # n
     root = pod_root(core, namespace, name, kube, tmp_path / "pod")
     jar, classpath = app.build()
     config = properties(
-        tmp_path / "streams.properties", application, kafka.bootstrap_servers, topics
+        tmp_path / "streams.properties", application, kafka.bootstrap_servers, topics, static
     )
     server = urlparse(kube.server)
     env = {

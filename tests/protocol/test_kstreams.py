@@ -187,3 +187,22 @@ def test_each_client_is_the_member_whose_pod_runs_its_consumers() -> None:
         report, {"wc-0": [*consumers["wc-0"], *consumers["wc-1"]], "wc-2": consumers["wc-2"]}
     )
     assert ghost.clients == {"00000000-0000-0000-0000-00000000000c": "wc-2"}
+
+
+def test_a_static_member_is_the_pod_whose_client_ids_carry_its_process_id() -> None:
+    """With ``group.instance.id`` a member id starts with the instance id (seen on a real
+    app: ``static-pod-7-1-<uuid>``), not the client id; Kafka Streams' default client id
+    carries the process id, and that maps it."""
+    from segue.protocol.kstreams import answer_for
+
+    raw = fixture("report.json")
+    pids = [c["process_id"] for c in raw["clients"]]
+    for i, client in enumerate(raw["clients"]):
+        client["consumer_client_ids"] = [f"kwc-{i}-1-4c708de5-97ab-4313-b733-095c3db54f66"]
+    report = GroupReport.model_validate(raw)
+    consumers = {f"kwc-{i}": [f"wc-{pid}-StreamThread-1-consumer"] for i, pid in enumerate(pids)}
+    answer = answer_for(report, consumers)
+    assert answer.clients == {pid: f"kwc-{i}" for i, pid in enumerate(pids)}
+    # a client id the user set carries no process id: nothing maps
+    named = {f"kwc-{i}": [f"mine-{i}-StreamThread-1-consumer"] for i in range(len(pids))}
+    assert answer_for(report, named).clients == {}
