@@ -144,6 +144,7 @@ def run(args: argparse.Namespace) -> int:
     from segue.worker import config as worker_config
     from segue.worker import logs
     from segue.worker.describe import describe
+    from segue.worker.freshness import Freshness
     from segue.worker.http import serve
     from segue.worker.metrics import WorkerMetrics
     from segue.worker.runtime import Worker
@@ -208,6 +209,7 @@ def run(args: argparse.Namespace) -> int:
         worker.offer,
         worker.count_error,
     )
+    worker.tasks.confirm_with(Freshness(watcher.read, lambda: worker.generation).since)
     watcher.start()
     try:
         worker.run()

@@ -82,6 +82,7 @@ class Task:
     active: ActiveTask | None = None
     inputs: list[tuple[str, int]] = field(default_factory=list)
     retry_at: float | None = None
+    failed_at: float = 0.0  # monotonic: when it last failed (``recovery``)
     fence_at: float = 0.0
     spare: Producer | None = None  # a learner's producer, created ahead of its promotion
     start_offsets: dict[tuple[str, int], int] = field(default_factory=dict)

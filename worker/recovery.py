@@ -8,7 +8,9 @@ to be reopened (``restoring``), and the task moves
 to ``failed`` or ``fenced`` with its cause (``ownership``). A failed task that
 may be retried comes back once its back-off is over, with its sub-topology
 resolved afresh against the broker (the missing topic may exist now); a fenced
-one, or one its error policy stopped, stays down.
+one, or one its error policy stopped, stays down. An active task's retry fences
+whoever holds its transactional id, so it waits until the assignment read afresh
+(``freshness``) still gives the task to this worker.
 """
 
 from __future__ import annotations
@@ -32,18 +34,27 @@ log = logging.getLogger(__name__)
 
 # The sub-topologies resolved afresh against the broker (``topics.resolve``).
 Resolver = Callable[[], Mapping[int, ResolvedSub]]
+# True if the assignment was read afresh after this moment (``freshness.Freshness.since``).
+Fresh = Callable[[float], bool]
+FRESH_WAIT = 0.5  # between two asks whether a read afresh answered
 # Ends what runs of a task (``processing.Processing.deactivate``); True: commit.
 Deactivate = Callable[[Task, bool], None]
 
 
 class Recovery:
     def __init__(
-        self, restoration: Restoration, deactivate: Deactivate, resolve: Resolver | None
+        self,
+        restoration: Restoration,
+        deactivate: Deactivate,
+        resolve: Resolver | None,
+        fresh: Fresh | None = None,
     ) -> None:
         self.restoration = restoration
         self.deactivate = deactivate
         self.resolve = resolve
         self.fenced: dict[str, int] = {}  # task -> times fenced
+        self.fresh = fresh
+        self._waiting: set[str] = set()  # tasks whose retry waits for ``fresh``
 
     def enter(self, task: Task, fence_delay: float = 0.0) -> None:
         """Enter the task's role (``restoring.Restoration.enter``), or fail it."""
@@ -75,6 +86,7 @@ class Recovery:
         elif failure.reopen:
             self.restoration.shut(task)
         task.retry_at = None
+        task.failed_at = time.monotonic()
         retry = ""
         if failure.retry and not fenced:
             retry = f" (retry in {task.schedule_retry(time.monotonic()):g}s)"
@@ -85,7 +97,7 @@ class Recovery:
     def retry_due(self, tasks: Iterable[Task], now: float) -> None:
         """Retry the failed tasks whose back-off is over, with their sub-topologies
         resolved afresh: one metadata request for all of them."""
-        due = [t for t in tasks if t.retry_due(now)]
+        due = [t for t in tasks if t.retry_due(now) and self._still_owned(t, now)]
         if not due:
             return
         subs = self._fresh_subs()
@@ -106,6 +118,24 @@ class Recovery:
                     extra=about(task.name),
                 )
                 self.enter(task)
+
+    def _still_owned(self, task: Task, now: float) -> bool:
+        """An active task's retry fences whoever holds its transactional id: it may
+        go only once the assignment, read afresh after the failure, still gives the
+        task to this worker (``freshness``); until then it waits, and says why."""
+        if self.fresh is None or task.role != "active" or self.fresh(task.failed_at):
+            self._waiting.discard(task.name)
+            return True
+        task.retry_at = now + FRESH_WAIT
+        if task.name not in self._waiting:
+            self._waiting.add(task.name)
+            log.info(
+                "task %s: its retry waits for the assignment read afresh (a failed commit "
+                "can hide a newer owner's fence)",
+                task.name,
+                extra=about(task.name),
+            )
+        return False
 
     def _fresh_subs(self) -> Mapping[int, ResolvedSub] | None:
         if self.resolve is None:

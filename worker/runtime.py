@@ -84,6 +84,7 @@ class Worker:
             fence_delay=config.fence_delay_ms / 1000.0,
             resolve=self._resolve_now,
             highs=self.admin.high_watermarks,
+            stable=self.admin.end_offsets,
         )
         self.consumer = consumer
         self.generation: int | None = None

@@ -30,12 +30,13 @@ from confluent_kafka import Consumer, KafkaException, Message, Producer
 
 from segue.protocol import Role
 from segue.protocol.reports import TaskErrorReason, TaskState
+from segue.worker.confirming import Stable, confirm, confirm_now
 from segue.worker.failures import Cause, Failure, blocker, failure_of
 from segue.worker.hanging import Highs
 from segue.worker.logs import about
 from segue.worker.ownership import DOWN, Task, TaskView
 from segue.worker.processing import Processing
-from segue.worker.recovery import Recovery, Resolver
+from segue.worker.recovery import Fresh, Recovery, Resolver
 from segue.worker.restoring import Restoration
 from segue.worker.state.layout import StateLayout
 from segue.worker.state.restore import Restorer
@@ -61,8 +62,10 @@ class TaskSet:
         fence_delay: float = 0.0,
         resolve: Resolver | None = None,
         highs: Highs | None = None,
+        stable: Stable | None = None,
     ) -> None:
         self.fence_delay = fence_delay
+        self._stable = stable  # last stable offsets, read at shutdown (``confirming``)
         self._tasks: dict[str, Task] = {}
         self._refused: dict[str, tuple[Role, Cause]] = {}
         self._restoration = Restoration(
@@ -88,6 +91,10 @@ class TaskSet:
             fail=self._recovery.fail,
             highs=highs,
         )
+
+    def confirm_with(self, fresh: Fresh) -> None:
+        """Active tasks' retries wait for the assignment read afresh (``recovery``)."""
+        self._recovery.fresh = fresh
 
     # -- queries (copies: callers never hold a task) --
 
@@ -275,10 +282,20 @@ class TaskSet:
         self._recovery.retry_due(self._tasks.values(), now)
 
     def update_ends(self, ends: Mapping[tuple[str, str], int]) -> None:
-        """(task, store) -> a changelog end offset just read."""
+        """(task, store) -> a changelog end offset just read: also what an active's
+        stores may now write to disk (``state.store.TaskStore.confirm``)."""
         self._restoration.update_ends(self._tasks, ends)
+        for name, exc in confirm(self._tasks, ends).items():
+            self.fail(name, exc)
 
     def shutdown(self, deadline: float) -> None:
+        """Commit the running tasks at once, write to disk what Kafka then shows
+        stable (``confirming``), then stop each task."""
+        running = [t for t in self._tasks.values() if t.state is TaskState.RUNNING]
+        if running:
+            self._processing.release(running, max(1.0, deadline - time.monotonic()))
+            if self._stable is not None:
+                confirm_now(running, self._stable)
         for name in list(self._tasks):
             remaining = max(1.0, deadline - time.monotonic())
             try:

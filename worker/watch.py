@@ -24,6 +24,7 @@ log = logging.getLogger(__name__)
 
 MAX_BACKOFF = 10.0
 WATCH_SECONDS = 60  # the server ends each watch after this; the loop starts the next one
+READ_TIMEOUT = 5  # one read afresh (``read``): a retry waits on it, the loop does not
 
 
 def api_client(kubeconfig: Path | None) -> Any:
@@ -63,7 +64,21 @@ class AssignmentWatcher:
     def stop(self) -> None:
         self._stop.set()
 
-    def _deliver(self, obj: Any) -> None:
+    def read(self) -> int | None:
+        """One list of the assignment, delivered like the watch's: the generation read
+        (None: no ConfigMap, or one that does not decode). ``freshness`` calls it."""
+        from kubernetes import client
+
+        core = client.CoreV1Api(self.api)
+        listed = core.list_namespaced_config_map(
+            self.namespace,
+            field_selector=f"metadata.name={self.name}",
+            _request_timeout=READ_TIMEOUT,
+        )
+        found = [self._deliver(item) for item in listed.items]
+        return max((d.generation for d in found if d is not None), default=None)
+
+    def _deliver(self, obj: Any) -> AssignmentDocument | None:
         try:
             document = decode_configmap(obj.data, obj.binary_data)
         except UnsupportedVersion as exc:
@@ -74,12 +89,13 @@ class AssignmentWatcher:
                 exc,
             )
             self.on_error(AssignmentErrorReason.UNSUPPORTED_VERSION)
-            return
+            return None
         except DocumentError as exc:
             log.error("assignment %s/%s is invalid: %s", self.namespace, self.name, exc)
             self.on_error(AssignmentErrorReason.INVALID_DOCUMENT)
-            return
+            return None
         self.on_document(document)
+        return document
 
     def _run(self) -> None:
         from kubernetes import client

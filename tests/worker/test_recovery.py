@@ -19,6 +19,10 @@ from .scenarios import SteadyProducer, check_exact
 
 pytestmark = pytest.mark.worker
 
+# A commit reaches disk once the worker's next read of its changelogs' ends (every
+# 2 s) shows it stable (docs/worker.md, "State stores"): by then each store has a
+# checkpoint, and the kill leaves a tail after it.
+DURABLE = 5.0
 RESTORED = re.compile(r"restored task=(\S+) store=(\S+) from=(\d+) to=(\d+) records=(\d+)")
 
 
@@ -96,6 +100,7 @@ def test_kill9_midstream_then_restart_counts_exactly(
             sum(w0.metric("segue_task_records_processed_total", task=t) or 0 for t in tasks) >= 2000
         ),
     )
+    time.sleep(DURABLE)
     w0.kill()  # mid-stream: the producer keeps writing, transactions are open
     checkpoints = _local_checkpoints(state, app_id, tasks)
     assert all(offset > 0 for offset in checkpoints.values()), checkpoints
@@ -147,6 +152,7 @@ def test_restart_after_failover_restores_only_the_tail(
             sum(w0.metric("segue_task_records_processed_total", task=t) or 0 for t in tasks) >= 1500
         ),
     )
+    time.sleep(DURABLE)
     w0.kill()
     checkpoints = _local_checkpoints(state, app_id, tasks)
 

@@ -10,6 +10,7 @@ import pytest
 import rocksdict
 
 from segue.worker import INT64, STRING
+from segue.worker.confirming import confirm, confirm_now
 from segue.worker.ownership import Task
 from segue.worker.restoring import Restoration
 from segue.worker.state.checkpoint import Checkpoint
@@ -18,7 +19,10 @@ from segue.worker.state.layout import StateLayout
 from segue.worker.state.opening import open_store
 from segue.worker.state.restore import Restorer
 from segue.worker.state.store import TaskStore
+from segue.worker.topics import ResolvedSub
 from segue.worker.topology import StoreSpec
+
+from .apps import wordcount_shape
 
 SPEC = StoreSpec("counts", STRING, INT64)
 CHANGELOG = "app-counts-changelog"
@@ -63,6 +67,9 @@ def test_store_layers_record_transaction_and_disk(tmp_path: Path) -> None:
     assert store.engine.get(b"c") is None  # nothing on disk before the commit
     store.commit(last_changelog_offset=41)
     assert store.offset == 42
+    assert store.get("c") == 3
+    assert store.engine.get(b"c") is None  # nor before Kafka shows it stable
+    store.confirm(42)
     # two changelog records: a's tombstone (1 byte) and c (1 + 8 bytes)
     assert store.engine.checkpoint() == Checkpoint(CHANGELOG, 0, 42, records=2, nbytes=10)
     assert store.engine.get(b"c") == INT64.serialize(3)
@@ -79,6 +86,33 @@ def test_store_layers_record_transaction_and_disk(tmp_path: Path) -> None:
     reopened.apply_restored({b"e": INT64.serialize(5)}, 50, records=3, nbytes=27)
     assert reopened.engine.checkpoint() == Checkpoint(CHANGELOG, 0, 50, records=5, nbytes=37)
     reopened.close()
+
+
+def test_committed_writes_reach_disk_only_below_the_last_stable_offset(tmp_path: Path) -> None:
+    """A restart of the only broker once said "committed" and then aborted the
+    transaction on every partition (docs/reliability.md): the store must not keep it."""
+    store = TaskStore(SPEC, CHANGELOG, 0, Engine(tmp_path / "s"))
+    for offset, (key, value) in enumerate([("a", 1), ("b", 2), ("a", 3)], start=10):
+        store.put(key, value)
+        store.accept_record()
+        store.commit(last_changelog_offset=offset)
+    assert (store.offset, store.unconfirmed, store.changelog_records) == (13, 3, 3)
+    assert list(store.range("a", "z")) == [("a", 3), ("b", 2)]  # read before they are on disk
+    assert store.engine.checkpoint() is None
+    store.confirm(11)  # the first transaction is below the last stable offset
+    assert store.engine.checkpoint() == Checkpoint(CHANGELOG, 0, 11, records=1, nbytes=9)
+    assert store.engine.get(b"a") == INT64.serialize(1)
+    assert (store.unconfirmed, store.get("a")) == (2, 3)
+    store.confirm(11)  # nothing new
+    assert store.unconfirmed == 2
+    # the instance ends before the rest is seen stable: it drops them, the store is its
+    # checkpoint again, and the next instance restores the tail from 11 as Kafka has it
+    store.abort()
+    assert (store.offset, store.unconfirmed, store.changelog_records) == (11, 0, 1)
+    assert (store.get("a"), store.get("b")) == (1, None)
+    store.confirm(100)  # nothing left to write
+    assert store.engine.checkpoint() == Checkpoint(CHANGELOG, 0, 11, records=1, nbytes=9)
+    store.close()
 
 
 def _open(layout: StateLayout, low: int = 0, end: int = 100) -> tuple[TaskStore, bool]:
@@ -178,3 +212,37 @@ def test_a_store_ahead_of_its_committed_changelog_is_never_served(tmp_path: Path
     assert restoration.restore_to(task, {"counts": 42}) is False  # level: runs at once
     assert task.ends == {"counts": 42}
     store.close()
+
+
+def _active(tmp_path: Path, name: str) -> Task:
+    task = Task(name, wordcount_shape().get(1), ResolvedSub(1, tasks=2), "active", 1)
+    store = TaskStore(SPEC, CHANGELOG, int(name[-1]), Engine(tmp_path / name))
+    store.put("w", 1)
+    store.accept_record()
+    store.commit(last_changelog_offset=7)
+    task.stores["counts"] = store
+    return task
+
+
+def test_the_ends_read_for_the_lag_reports_confirm_and_a_clean_stop_reads_them_once(
+    tmp_path: Path,
+) -> None:
+    one, two = _active(tmp_path, "1_0"), _active(tmp_path, "1_1")
+    tasks = {t.name: t for t in (one, two)}
+    # the periodic read: each store up to its own changelog partition's end
+    assert confirm(tasks, {("1_0", "counts"): 8, ("1_1", "counts"): 5}) == {}
+    assert (one.stores["counts"].unconfirmed, two.stores["counts"].unconfirmed) == (0, 1)
+    # at shutdown, one read of what still waits
+    asked: list[list[tuple[str, int]]] = []
+
+    def stable(partitions: list[tuple[str, int]], timeout: float) -> dict[tuple[str, int], int]:
+        asked.append(partitions)
+        return {p: 8 for p in partitions}
+
+    confirm_now(tasks.values(), stable)
+    assert asked == [[(CHANGELOG, 1)]]
+    assert two.stores["counts"].engine.checkpoint() == Checkpoint(CHANGELOG, 1, 8, 1, 9)
+    confirm_now(tasks.values(), stable)  # nothing waits: no read
+    assert len(asked) == 1
+    for task in (one, two):
+        task.stores["counts"].close()
