@@ -147,6 +147,7 @@ class SteadyInput(threading.Thread):
         self.stopped = threading.Event()
         self._batch: list[tuple[str, str, str]] = []
         self._batch_began = 0.0
+        self.last_commit = 0.0  # monotonic: the last batch committed (exactly_once)
 
     def _delivered(self, error: Any, msg: Any) -> None:
         if error is not None:
@@ -190,6 +191,7 @@ class SteadyInput(threading.Thread):
         for _, _, counted in self._batch:
             self._count(counted)
         self._batch = []
+        self.last_commit = time.monotonic()
 
     def run(self) -> None:
         try:

@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterable, Iterator, Mapping
+import weakref
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from types import TracebackType
 from typing import Any
 
@@ -95,7 +96,7 @@ class KafkaView:
             config: dict[str, Any] = {
                 **dict(extra or {}),
                 "bootstrap.servers": bootstrap_servers,
-                "error_cb": self._on_error,
+                "error_cb": _weakly(self._on_error),
             }
             self._config = config
             self._readers: dict[str, Consumer] = {}
@@ -309,6 +310,21 @@ class KafkaView:
             except TimeoutError:
                 failed[where] = f"no answer in {self.timeout}s"
         return out, failed
+
+
+def _weakly(method: Callable[[KafkaError], None]) -> Callable[[KafkaError], None]:
+    """A client callback that does not keep the view alive. Bound, it made a cycle
+    (view -> client -> callback -> view) that only the cyclic collector frees, on
+    whatever thread runs it; on one of librdkafka's own the process aborts
+    ("rd_kafka_destroy() called from librdkafka owned thread": a test run, 2026-11-27)."""
+    ref = weakref.WeakMethod(method)
+
+    def call(error: KafkaError) -> None:
+        bound = ref()
+        if bound is not None:
+            bound(error)
+
+    return call
 
 
 def _reason(exc: KafkaException) -> str:
