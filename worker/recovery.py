@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterable, Mapping
 from confluent_kafka import KafkaException
 
 from segue.protocol.reports import TaskErrorReason, TaskState
-from segue.worker.failures import Failure, blocker, failure_of
+from segue.worker.failures import Cause, Failure, blocker, failure_of
 from segue.worker.logs import about
 from segue.worker.ownership import Task
 from segue.worker.restoring import Restoration
@@ -37,6 +37,10 @@ Resolver = Callable[[], Mapping[int, ResolvedSub]]
 # True if the assignment was read afresh after this moment (``freshness.Freshness.since``).
 Fresh = Callable[[float], bool]
 FRESH_WAIT = 0.5  # between two asks whether a read afresh answered
+WAITS = (
+    "its retry waits until the assignment is read from the API server afresh (a failed "
+    "commit can hide a newer owner's fence)"
+)
 # Ends what runs of a task (``processing.Processing.deactivate``); True: commit.
 Deactivate = Callable[[Task, bool], None]
 
@@ -127,14 +131,12 @@ class Recovery:
             self._waiting.discard(task.name)
             return True
         task.retry_at = now + FRESH_WAIT
-        if task.name not in self._waiting:
+        if task.name not in self._waiting and task.cause is not None:
             self._waiting.add(task.name)
-            log.info(
-                "task %s: its retry waits for the assignment read afresh (a failed commit "
-                "can hide a newer owner's fence)",
-                task.name,
-                extra=about(task.name),
-            )
+            # said where the status reads it: the cause's own words, and what it waits for
+            waits = Cause(task.cause.reason, f"{task.cause.message}; {WAITS}")
+            task.move_to(TaskState.FAILED, waits)
+            log.info("task %s: %s", task.name, WAITS, extra=about(task.name))
         return False
 
     def _fresh_subs(self) -> Mapping[int, ResolvedSub] | None:

@@ -13,7 +13,7 @@ from segue.protocol.reports import TaskErrorReason
 from segue.worker.failures import Cause, Failure
 from segue.worker.freshness import Freshness
 from segue.worker.ownership import Task
-from segue.worker.recovery import Recovery
+from segue.worker.recovery import WAITS, Recovery
 from segue.worker.topics import ResolvedSub
 
 from .apps import wordcount_shape
@@ -112,6 +112,12 @@ def test_an_active_retry_waits_until_the_assignment_is_read_afresh() -> None:
     assert restoration.entered == []  # not owned for sure: no fence
     assert asked == [task.failed_at]
     assert task.retry_at == later + 0.5  # asks again soon, not after a back-off
+    assert task.cause is not None  # and the status says what it waits for
+    assert task.cause.reason == TaskErrorReason.TRANSACTION_ABORTED
+    assert task.cause.message.endswith(WAITS)
+    assert "Unknown broker error" in task.cause.message
+    recovery.retry_due([task], later + 0.5)
+    assert task.cause.message.count(WAITS) == 1  # said once
     answer["fresh"] = True
     recovery.retry_due([task], later + 1)
     assert restoration.entered == ["1_0"]
