@@ -42,9 +42,10 @@ class AgentPages:
         live = [s for s in states.values() if s.ip and s.phase == "Running" and not s.terminating]
 
         def one(state: PodState) -> tuple[PodState, AgentReport | None]:
-            timeout = self._timeout if state.uid in self._last else FIRST_TIMEOUT
+            read = state.uid in self._last
+            timeout = self._timeout if read else min(FIRST_TIMEOUT, self._timeout)
             try:
-                return state, scrape_agent(state.ip or "", port, min(timeout, self._timeout))
+                return state, scrape_agent(state.ip or "", port, timeout)
             except ScrapeError as exc:
                 log.debug("no agent page from %s/%s: %s", namespace, state.name, exc)
                 return state, None

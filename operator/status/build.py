@@ -24,6 +24,7 @@ from segue.operator.api.status import (
     from_timestamp,
 )
 from segue.operator.observe.scrape import WorkerReport
+from segue.operator.scaling.hold import STALL_SECONDS
 from segue.operator.scaling.model import Progress
 
 from .model import ConditionRow, EventRow, HandoverRow, LearnerRow, PodRow, Screen
@@ -113,13 +114,17 @@ def _pod_row(pod: Pod, member: MemberStatus | None, report: WorkerReport | str |
     )  # fmt: skip
 
 
-def held_rate(progress: LearnerProgress) -> float | None:
+def held_rate(progress: LearnerProgress, at: float) -> float | None:
     """Records/s the learner's lag dropped from where the operator first saw it to its
     best (``startLag``/``startedAt`` to ``lag``/``since``: ``Progress.rate``); None
-    before a drop or in a status written before the operator kept where it started."""
+    before a drop, in a status written before the operator kept where it started, or
+    once that best is ``STALL_SECONDS`` old at ``at`` (a stalled learner: an average
+    of its past would promise an end it is not heading for)."""
     if progress.start_lag is None or progress.started_at is None:
         return None
     since, started = from_timestamp(progress.since), from_timestamp(progress.started_at)
+    if at - since >= STALL_SECONDS:
+        return None
     return Progress(progress.member, progress.lag, since, progress.start_lag, started).rate()
 
 
@@ -149,7 +154,7 @@ def learners(
             continue  # its metrics say it no longer learns the task
         rate = rates.observe((progress.member, task, "status"), at, -progress.lag)
         if rate is None:  # one read: the operator's own account of it since it started
-            rate = held_rate(progress)
+            rate = held_rate(progress, at)
         rows[(progress.member, task)] = LearnerRow(
             task, progress.member, progress.lag, None, None, rate, eta(progress.lag, rate),
             "status",

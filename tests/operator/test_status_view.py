@@ -15,13 +15,14 @@ import pytest
 from segue.cli import build_parser, main
 from segue.operator.api.status import StreamAppStatus
 from segue.operator.observe.scrape import WorkerReport, parse_worker_metrics
+from segue.operator.scaling.hold import STALL_SECONDS
 from segue.operator.status.build import Pod, Read, handovers, restores, screen
 from segue.operator.status.model import SCHEMA, EventRow
 from segue.operator.status.progress import Rates, duration, eta
 from segue.operator.status.render import render
 from segue.operator.status.waiting import waiting
 
-T0 = 1_790_000_000.0
+T0 = 1_789_992_002.0  # 2026-09-21T12:00:02Z: two seconds after the status's progress
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -123,6 +124,12 @@ def test_a_learner_read_twice_has_a_rate_and_an_eta_from_its_restored_offsets() 
     assert other.eta_seconds is None  # ... no promise
 
 
+def test_a_learner_whose_best_lag_is_old_gets_no_eta_from_its_past_average() -> None:
+    stalled = screen(read({}), Rates(), T0 - 2 + STALL_SECONDS)  # its best is 30 s old
+    row = next(r for r in stalled.learners if r.member == "wc-3")
+    assert (row.lag, row.rate, row.eta_seconds) == (400, None, None)
+
+
 def test_pods_take_counts_from_metrics_when_read_and_from_the_status_otherwise() -> None:
     reports: dict[str, WorkerReport | str] = {
         "wc-2": parse_worker_metrics(page(100, 900)),
@@ -185,7 +192,7 @@ def test_the_json_document_has_a_stable_shape() -> None:
         4,
         7,
     )
-    assert doc["at"] == "2026-09-21T14:13:20Z"
+    assert doc["at"] == "2026-09-21T12:00:02Z"
 
 
 def test_the_text_screen_names_every_part() -> None:
