@@ -91,6 +91,7 @@ class Recovery:
             self.restoration.shut(task)
         task.retry_at = None
         task.failed_at = time.monotonic()
+        self._waiting.discard(task.name)  # a new failure: its wait is said anew
         retry = ""
         if failure.retry and not fenced:
             retry = f" (retry in {task.schedule_retry(time.monotonic()):g}s)"
