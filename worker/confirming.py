@@ -12,6 +12,7 @@ restores nothing it wrote.
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable, Iterable, Mapping
 
 from confluent_kafka import KafkaException
@@ -25,7 +26,8 @@ log = logging.getLogger(__name__)
 
 Partition = tuple[str, int]
 Stable = Callable[[list[Partition], float], dict[Partition, int]]  # last stable offsets
-SHUTDOWN_READ = 2.0  # seconds the read at shutdown may take
+SHUTDOWN_READ = 2.0  # seconds the reads after a last commit may take in all
+MARKERS = 0.02  # seconds between two reads while the markers land
 
 
 def confirm(tasks: Mapping[str, Task], ends: Mapping[tuple[str, str], int]) -> dict[str, Exception]:
@@ -45,26 +47,34 @@ def confirm(tasks: Mapping[str, Task], ends: Mapping[tuple[str, str], int]) -> d
 
 
 def confirm_now(tasks: Iterable[Task], stable: Stable) -> None:
-    """One read of the ends of every store with writes waiting, then confirm them.
-    Best effort: what is not written now is restored from the changelog later."""
+    """Read the ends of every store with writes waiting and confirm them, again until
+    none waits or ``SHUTDOWN_READ`` has passed: a commit returns once the coordinator
+    has it, its markers (and so the last stable offset) follow a moment later. Best
+    effort: what is not written now is restored from the changelog later."""
     waiting: dict[Partition, tuple[str, TaskStore]] = {
         (store.changelog, store.partition): (task.name, store)
         for task in tasks
         for store in task.stores.values()
         if store.unconfirmed
     }
-    if not waiting:
-        return
-    try:
-        ends = stable(list(waiting), SHUTDOWN_READ)
-    except (KafkaException, TimeoutError) as exc:
-        log.info("stopping: changelog ends not read (%s); the next start restores more", exc)
-        return
-    for partition, end in ends.items():
-        name, store = waiting[partition]
+    deadline = time.monotonic() + SHUTDOWN_READ
+    while waiting:
         try:
-            store.confirm(end)
-        except (StoreFull, StoreCorrupt) as exc:
-            log.warning(
-                "task %s: store %s not written: %s", name, store.name, exc, extra=about(name)
-            )
+            ends = stable(list(waiting), max(0.1, deadline - time.monotonic()))
+        except (KafkaException, TimeoutError) as exc:
+            log.info("changelog ends not read (%s): the next start restores more", exc)
+            return
+        for partition, end in ends.items():
+            name, store = waiting[partition]
+            try:
+                store.confirm(end)
+            except (StoreFull, StoreCorrupt) as exc:
+                log.warning(
+                    "task %s: store %s not written: %s", name, store.name, exc, extra=about(name)
+                )
+                store.abort()  # nothing more to write: the next start restores it
+        waiting = {p: w for p, w in waiting.items() if w[1].unconfirmed}
+        if time.monotonic() >= deadline:
+            return
+        if waiting:
+            time.sleep(MARKERS)

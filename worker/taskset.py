@@ -246,9 +246,14 @@ class TaskSet:
             self.fail(name, exc)
 
     def release(self, names: list[str], timeout: float = 30.0) -> None:
-        """Commit, in parallel, the open transactions of tasks about to leave active."""
+        """Commit, in parallel, the open transactions of tasks about to leave active,
+        then write to disk what Kafka shows stable (``confirming``: one read, so the
+        stores they leave behind hold their last commit)."""
         tasks = [t for n in names if (t := self._tasks.get(n)) is not None]
-        self._processing.release(tasks, timeout)
+        if tasks:
+            self._processing.release(tasks, timeout)
+            if self._stable is not None:
+                confirm_now(tasks, self._stable)
 
     def fail(self, name: str, exc: BaseException) -> None:
         """Something done to the task outside its own steps failed (a generation's
@@ -291,11 +296,8 @@ class TaskSet:
     def shutdown(self, deadline: float) -> None:
         """Commit the running tasks at once, write to disk what Kafka then shows
         stable (``confirming``), then stop each task."""
-        running = [t for t in self._tasks.values() if t.state is TaskState.RUNNING]
-        if running:
-            self._processing.release(running, max(1.0, deadline - time.monotonic()))
-            if self._stable is not None:
-                confirm_now(running, self._stable)
+        running = [n for n, t in self._tasks.items() if t.state is TaskState.RUNNING]
+        self.release(running, max(1.0, deadline - time.monotonic()))
         for name in list(self._tasks):
             remaining = max(1.0, deadline - time.monotonic())
             try:
