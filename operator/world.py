@@ -37,7 +37,7 @@ from segue.operator.observe import (
     scrape,
 )
 from segue.operator.observe.agent import AgentReport
-from segue.operator.observe.kafka import Credentials
+from segue.operator.observe.credentials import KafkaCredentials
 from segue.operator.scaling import PodObs, Policy, Published, TaskFault, World, from_document
 from segue.operator.settings import OperatorSettings
 from segue.operator.stalls import TransactionWatch
@@ -58,7 +58,7 @@ class Observed:
     reports: Mapping[str, WorkerReport] = field(default_factory=dict)  # scraped this step
     kafka: KafkaView | None = None  # the view the world was read through
     # the operator's own (spec.kafka.operatorCredentialsSecret, else the app's): its history
-    credentials: Credentials = field(default_factory=Credentials)
+    credentials: KafkaCredentials = field(default_factory=KafkaCredentials)
     # runtime kafka-streams: the plugin's report and outcome, which member each of the
     # report's clients is, and the answer in force (segue.operator.kstreams)
     group: Group | None = None
@@ -105,20 +105,22 @@ def read_assignment(core: CoreV1Api, namespace: str, app: str) -> Assignment:
     return Assignment(from_document(document), version, document.kafka_streams)
 
 
-def credentials(core: CoreV1Api, namespace: str, ref: SecretRef | None) -> Credentials:
+def credentials(core: CoreV1Api, namespace: str, ref: SecretRef | None) -> KafkaCredentials:
     """The librdkafka settings of a credentials Secret, decoded, for the operator's own
     clients only: pods get theirs by reference (``act.objects``)."""
     if ref is None:
-        return Credentials()
+        return KafkaCredentials()
     secret = core.read_namespaced_secret(ref.name, namespace)
-    return Credentials({k: base64.b64decode(v).decode() for k, v in (secret.data or {}).items()})
+    return KafkaCredentials(
+        {k: base64.b64decode(v).decode() for k, v in (secret.data or {}).items()}
+    )
 
 
 class Observer:
     def __init__(self, core: CoreV1Api, settings: OperatorSettings) -> None:
         self.core = core
         self.settings = settings
-        self._kafka: dict[tuple[str, Credentials], KafkaView] = {}
+        self._kafka: dict[tuple[str, KafkaCredentials], KafkaView] = {}
         self._topologies: dict[str, tuple[SubTopologyDescription, ...]] = {}
         self._pool = ThreadPoolExecutor(settings.scrape_workers, thread_name_prefix="segue-scrape")
         self._agents: dict[str, AgentPages] = {}  # app uid -> its Kafka Streams pods' pages
@@ -129,7 +131,7 @@ class Observer:
         for view in self._kafka.values():
             view.close()
 
-    def kafka(self, bootstrap: str, extra: Credentials) -> KafkaView:
+    def kafka(self, bootstrap: str, extra: KafkaCredentials) -> KafkaView:
         key = (bootstrap, extra)
         if key not in self._kafka:
             self._kafka[key] = KafkaView(bootstrap, extra, timeout=self.settings.kafka_timeout)

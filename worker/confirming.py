@@ -4,9 +4,10 @@
 changelog's last stable offset is past them (:meth:`~TaskStore.confirm`; why:
 docs/worker.md, "State stores"). The offsets come from two places: the ends ``ends``
 reads every few seconds for the lag reports (:func:`confirm`, on the loop, through
-``taskset``), and one read at shutdown after the final commits (:func:`confirm_now`),
-so a worker that stops cleanly leaves its stores at their last commit and a restart
-restores nothing it wrote.
+``taskset``), and reads right after a task's final commit (:func:`confirm_now`),
+repeated while the markers land, when a generation lets the task go and when the
+worker stops: a store left behind holds its last commit, and the next owner or a
+restart restores nothing it wrote.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ log = logging.getLogger(__name__)
 
 Partition = tuple[str, int]
 Stable = Callable[[list[Partition], float], dict[Partition, int]]  # last stable offsets
-SHUTDOWN_READ = 2.0  # seconds the reads after a last commit may take in all
+LAST_COMMIT_READ = 2.0  # seconds the reads after a last commit may take in all
 MARKERS = 0.02  # seconds between two reads while the markers land
 
 
@@ -48,7 +49,7 @@ def confirm(tasks: Mapping[str, Task], ends: Mapping[tuple[str, str], int]) -> d
 
 def confirm_now(tasks: Iterable[Task], stable: Stable) -> None:
     """Read the ends of every store with writes waiting and confirm them, again until
-    none waits or ``SHUTDOWN_READ`` has passed: a commit returns once the coordinator
+    none waits or ``LAST_COMMIT_READ`` has passed: a commit returns once the coordinator
     has it, its markers (and so the last stable offset) follow a moment later. Best
     effort: what is not written now is restored from the changelog later."""
     waiting: dict[Partition, tuple[str, TaskStore]] = {
@@ -57,7 +58,7 @@ def confirm_now(tasks: Iterable[Task], stable: Stable) -> None:
         for store in task.stores.values()
         if store.unconfirmed
     }
-    deadline = time.monotonic() + SHUTDOWN_READ
+    deadline = time.monotonic() + LAST_COMMIT_READ
     while waiting:
         try:
             ends = stable(list(waiting), max(0.1, deadline - time.monotonic()))

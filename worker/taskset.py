@@ -222,8 +222,9 @@ class TaskSet:
 
     def let_go(self, roles: Mapping[str, Role]) -> None:
         """A new generation's ``roles`` for this member: stop or demote, before anything
-        else, the active tasks it no longer has as active here. Nothing about letting go
-        waits on the brokers, while resolving the generation's topics can wait a whole
+        else, the active tasks it no longer has as active here. Letting go waits on the
+        brokers only for the final commit and ``confirming.LAST_COMMIT_READ`` (2 s at
+        most) after it, while resolving the generation's topics can wait a whole
         metadata timeout with a broker away, and the new owners fence meanwhile: the
         old owner must not run on (a rolling restart showed two owners for 10 s)."""
         leaving = [n for n, t in self._tasks.items() if t.role == "active" and n not in roles]
@@ -247,8 +248,8 @@ class TaskSet:
 
     def release(self, names: list[str], timeout: float = 30.0) -> None:
         """Commit, in parallel, the open transactions of tasks about to leave active,
-        then write to disk what Kafka shows stable (``confirming``: one read, so the
-        stores they leave behind hold their last commit)."""
+        then write to disk what Kafka shows stable (``confirming.confirm_now``), so the
+        stores they leave behind hold their last commit."""
         tasks = [t for n in names if (t := self._tasks.get(n)) is not None]
         if tasks:
             self._processing.release(tasks, timeout)

@@ -67,16 +67,16 @@ class AssignmentWatcher:
     def read(self) -> int | None:
         """One list of the assignment, delivered like the watch's: the generation read
         (None: no ConfigMap, or one that does not decode). ``freshness`` calls it."""
+        found = [self._deliver(item) for item in self._list(READ_TIMEOUT).items]
+        return max((d.generation for d in found if d is not None), default=None)
+
+    def _list(self, timeout: float) -> Any:
+        """The assignment ConfigMap, listed (the list a watch starts from)."""
         from kubernetes import client
 
-        core = client.CoreV1Api(self.api)
-        listed = core.list_namespaced_config_map(
-            self.namespace,
-            field_selector=f"metadata.name={self.name}",
-            _request_timeout=READ_TIMEOUT,
+        return client.CoreV1Api(self.api).list_namespaced_config_map(
+            self.namespace, field_selector=f"metadata.name={self.name}", _request_timeout=timeout
         )
-        found = [self._deliver(item) for item in listed.items]
-        return max((d.generation for d in found if d is not None), default=None)
 
     def _deliver(self, obj: Any) -> AssignmentDocument | None:
         try:
@@ -108,9 +108,7 @@ class AssignmentWatcher:
         backoff = 0.2
         while not self._stop.is_set():
             try:
-                listed = core.list_namespaced_config_map(
-                    self.namespace, field_selector=selector, _request_timeout=30
-                )
+                listed = self._list(30)
                 self.connected = True
                 for item in listed.items:
                     self._deliver(item)

@@ -19,7 +19,7 @@ from __future__ import annotations
 import threading
 import time
 import weakref
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from types import TracebackType
 from typing import Any
 
@@ -35,39 +35,6 @@ from confluent_kafka.admin._listoffsets import OffsetSpec  # not re-exported for
 
 from segue.operator.observe.metadata import MetadataUnavailable, SharedMetadata
 from segue.operator.scaling import Replication
-
-
-class Credentials(Mapping[str, str]):
-    """librdkafka settings read from a StreamApp's credentials Secret.
-
-    The values go to the admin client and nowhere else: the repr names the keys only,
-    so a log line, an exception or a cache key that shows one never carries a
-    password. Hashable, so equal credentials share one :class:`KafkaView`."""
-
-    def __init__(self, settings: Mapping[str, str] | None = None) -> None:
-        self._items = tuple(sorted((settings or {}).items()))
-        self._values = dict(self._items)
-
-    def __getitem__(self, key: str) -> str:
-        return self._values[key]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._values)
-
-    def __len__(self) -> int:
-        return len(self._values)
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, Credentials) and self._items == other._items
-
-    def __hash__(self) -> int:
-        return hash(self._items)
-
-    def __repr__(self) -> str:
-        return f"Credentials(keys={sorted(self._values)})"
-
-    __str__ = __repr__
-
 
 COORDINATOR_MOVING = (
     KafkaError.NOT_COORDINATOR,

@@ -1,5 +1,5 @@
 """Where Kafka credentials are held in memory they never print: the operator's
-``Credentials`` (from the Secret, for its admin client) and the worker's Kafka
+``KafkaCredentials`` (from the Secret, for its admin client) and the worker's Kafka
 settings (from ``SEGUE_KAFKA_*``), in a repr, a log line or a validation error.
 The end-to-end proof over logs, events, objects and metrics is test_e2e_secrets.py."""
 
@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from segue.operator.observe.kafka import Credentials
+from segue.operator.observe.credentials import KafkaCredentials
 from segue.worker.config import from_sources
 
 PASSWORD = "canary-7f3a9c"
@@ -22,14 +22,14 @@ WORKER_ENV = {
 
 
 def test_operator_credentials_name_their_keys_only() -> None:
-    creds = Credentials({"sasl.password": PASSWORD, "sasl.mechanism": "PLAIN"})
+    creds = KafkaCredentials({"sasl.password": PASSWORD, "sasl.mechanism": "PLAIN"})
     assert dict(creds) == {"sasl.password": PASSWORD, "sasl.mechanism": "PLAIN"}
     for shown in (repr(creds), str(creds), f"{creds}", repr({"key": creds})):
         assert PASSWORD not in shown
         assert "sasl.password" in shown
     # Equal settings share one admin client; different ones do not.
-    assert {creds: 1}[Credentials({"sasl.mechanism": "PLAIN", "sasl.password": PASSWORD})] == 1
-    assert creds != Credentials({"sasl.password": "other", "sasl.mechanism": "PLAIN"})
+    assert {creds: 1}[KafkaCredentials({"sasl.mechanism": "PLAIN", "sasl.password": PASSWORD})] == 1
+    assert creds != KafkaCredentials({"sasl.password": "other", "sasl.mechanism": "PLAIN"})
 
 
 def test_worker_config_hides_kafka_values_but_clients_get_them() -> None:

