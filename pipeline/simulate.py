@@ -122,7 +122,8 @@ def _leap(
     s = regime if regime is not None else linear(c, now, tick, rate, controller.lag_floor)
     if s is None:
         return 0
-    until = min(controller.idle_until(c, now), s.until, steps * tick)
+    fixed = not any(s.waiting.values()) and not any(s.drift.values())
+    until = min(controller.idle_until(c, now, backlogs_fixed=fixed), s.until, steps * tick)
     until = min([until, *(at for at in changes if at > now - tick)])
     # tick j is the first to see a change at ``at`` if j * tick >= at: leap to before it
     k = min(steps, math.ceil(until / tick - 1e-9)) - i

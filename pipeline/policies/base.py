@@ -31,9 +31,11 @@ class Controller(Protocol):
         None to leave it to :func:`unbalanced`. Asked once, at a run's end, if some
         disturbance never settled."""
 
-    def idle_until(self, c: Cluster, now: float) -> float:
+    def idle_until(self, c: Cluster, now: float, *, backlogs_fixed: bool = False) -> float:
         """Until when ``step`` would change nothing, if the cluster stays as it is but for
-        time passing steadily (:mod:`segue.pipeline.steady`); ``now``: it may act at once."""
+        time passing steadily (:mod:`segue.pipeline.steady`); ``now``: it may act at once.
+        ``backlogs_fixed``: no input backlog grows or drains meanwhile (every task is
+        served and none saturated), so a policy that reads them reads the same."""
 
     def skipped(self, start: float, ticks: int, tick: float) -> None:
         """The simulator skipped ``ticks`` ticks from ``start`` (all before ``idle_until``):

@@ -45,7 +45,7 @@ class EagerController:
     def explain(self, c: Cluster, now: float) -> str | None:
         return None  # nothing of its own in flight: the cluster says it all
 
-    def idle_until(self, c: Cluster, now: float) -> float:
+    def idle_until(self, c: Cluster, now: float, *, backlogs_fixed: bool = False) -> float:
         return math.inf if self.group.idle(c, now) else now
 
     def skipped(self, start: float, ticks: int, tick: float) -> None:

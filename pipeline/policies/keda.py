@@ -44,6 +44,7 @@ class KedaController:
     recommendations: deque[tuple[float, int]] = field(default_factory=deque)
 
     owned: int | None = None  # the replicas this autoscaler last set
+    _steady: int | None = None  # what the polls of a leap want (``idle_until``)
 
     def step(self, c: Cluster, now: float) -> None:
         if self.owned is not None:
@@ -59,13 +60,41 @@ class KedaController:
     def explain(self, c: Cluster, now: float) -> str | None:
         return None  # nothing of its own in flight: the cluster says it all
 
-    def idle_until(self, c: Cluster, now: float) -> float:
+    def idle_until(self, c: Cluster, now: float, *, backlogs_fixed: bool = False) -> float:
+        """The next poll, or with ``backlogs_fixed`` the first poll that would set other
+        replicas: every poll before it wants the same and is only recorded
+        (:meth:`skipped`). Most of an hour is such a steady stretch, 120 polls of it."""
         if self.owned is not None and c.replicas != self.owned:
             return now
-        return min(self.next_poll, self.mover.idle_until(c, now))
+        mover = self.mover.idle_until(c, now)
+        self._steady = None
+        if not backlogs_fixed or self.owned is None:
+            return min(self.next_poll, mover)
+        want = self.desired(c)
+        if want > self.owned:
+            return min(self.next_poll, mover)
+        self._steady = want
+        if want == self.owned:
+            return mover  # every poll wants what is set
+        # Below what it set, a poll keeps it while a recommendation of it is in the
+        # window: the first poll past the last such one's expiry sets less.
+        last = max((at for at, r in self.recommendations if r >= self.owned), default=None)
+        if last is None:
+            return min(self.next_poll, mover)
+        return min(max(self.next_poll, last + self.stabilization_window), mover)
 
     def skipped(self, start: float, ticks: int, tick: float) -> None:
-        pass  # no look schedule: it acts on what it sees
+        """Each poll due in the skipped ticks happened and wanted what the last look
+        computed (``idle_until`` leaps only over polls that set nothing new)."""
+        if self._steady is None:
+            return
+        end = start + ticks * tick
+        while True:
+            due = max(math.ceil(self.next_poll / tick - 1e-9) * tick, start)
+            if due >= end - 1e-9:
+                break
+            self.next_poll = due + self.polling_interval
+            self._record(due, self._steady)
 
     def desired(self, c: Cluster) -> int:
         lag = sum(t.backlog for t in c.tasks.values())
@@ -79,9 +108,12 @@ class KedaController:
 
     def replicas(self, c: Cluster, now: float) -> int:
         want = self.desired(c)
-        self.recommendations.append((now, want))
-        while self.recommendations and self.recommendations[0][0] < now - self.stabilization_window:
-            self.recommendations.popleft()
+        self._record(now, want)
         if want >= c.replicas:
             return want
         return max(r for _, r in self.recommendations)
+
+    def _record(self, now: float, want: int) -> None:
+        self.recommendations.append((now, want))
+        while self.recommendations and self.recommendations[0][0] < now - self.stabilization_window:
+            self.recommendations.popleft()

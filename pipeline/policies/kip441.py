@@ -70,7 +70,7 @@ class Kip441Controller:
             return f"a probing rebalance is due at t={self.probe_at:.0f} s"
         return None
 
-    def idle_until(self, c: Cluster, now: float) -> float:
+    def idle_until(self, c: Cluster, now: float, *, backlogs_fixed: bool = False) -> float:
         if not self.group.idle(c, now):
             return now
         return math.inf if self.probe_at is None else self.probe_at

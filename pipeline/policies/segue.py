@@ -97,7 +97,7 @@ class SegueController:
     def lag_floor(self) -> float:
         return float(self.policy.acceptable_recovery_lag)
 
-    def idle_until(self, c: Cluster, now: float) -> float:
+    def idle_until(self, c: Cluster, now: float, *, backlogs_fixed: bool = False) -> float:
         """A plan that does nothing, with no learner restoring and no handover in flight
         (settled, or waiting for pods to start), is a fixed point of the operator's looks
         while the world only moves linearly (tests/pipeline/test_steady.py checks it over

@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import asdict
+from typing import Any
+
+import pytest
+
 from segue.pipeline.policies.keda import KedaController
 from segue.pipeline.scenario import LoadStep, Scenario, SubTopology
 from segue.pipeline.simulate import simulate
@@ -44,3 +50,33 @@ def test_keda_stays_put_without_lag() -> None:
     out = simulate(quiet, KedaController(), record=rows.append)
     assert {r.spec_replicas for r in rows} == {1}
     assert out.generations_published == 0
+
+
+def test_keda_leaps_over_polls_that_set_nothing_new() -> None:
+    """Its polls in a steady stretch (no backlog moving) are recorded, not stepped, and
+    the window still ends where polling every 30 s would end it."""
+    steps = {True: 0, False: 0}
+    outcomes = {}
+    for fast in (True, False):
+        keda = KedaController(lag_threshold=1_000)
+        step = keda.step
+
+        def counted(
+            c: Any, now: float, step: Callable[..., None] = step, fast: bool = fast
+        ) -> None:
+            steps[fast] += 1
+            step(c, now)
+
+        keda.step = counted  # type: ignore[method-assign]
+        outcomes[fast] = asdict(simulate(burst(), keda, fast=fast))
+    fast, slow = outcomes[True], outcomes[False]
+    differ = {
+        k: (fast[k], slow[k])
+        for k in slow
+        if not (
+            fast[k] == pytest.approx(slow[k]) if isinstance(slow[k], float) else fast[k] == slow[k]
+        )
+    }
+    assert not differ
+    assert steps[False] == 1200
+    assert steps[True] < 1200 / 30, steps  # fewer looks than its 40 polls (54 before)
