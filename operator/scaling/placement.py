@@ -118,8 +118,8 @@ def build_request(
     leaving: set[str],
     published: Published | None,
 ) -> AssignRequest:
-    """The request as plain data, checked by pydantic in one call: the simulator builds
-    one per look, and a model per task cost a sixth of its time (docs/pipeline.md)."""
+    """The request as plain data, checked by pydantic in one call rather than a model
+    per task: the simulator builds one per look (docs/pipeline.md, "The fast path")."""
     sizes = state_sizes(world.pods, inventory.tasks, published)
     known = inventory.tasks
     tasks = []
