@@ -131,7 +131,7 @@ def _leap(
     if k <= 0:
         return 0
     leap(c, s, k, tick, meter)
-    controller.skipped(now, k, tick)
+    controller.skipped(c, now, k, tick)
     return k
 
 

@@ -37,8 +37,9 @@ class Controller(Protocol):
         ``backlogs_fixed``: no input backlog grows or drains meanwhile (every task is
         served and none saturated), so a policy that reads them reads the same."""
 
-    def skipped(self, start: float, ticks: int, tick: float) -> None:
-        """The simulator skipped ``ticks`` ticks from ``start`` (all before ``idle_until``):
+    def skipped(self, c: Cluster, start: float, ticks: int, tick: float) -> None:
+        """The simulator skipped ``ticks`` ticks from ``start`` (all before ``idle_until``;
+        ``c`` as it is after them):
         move any look schedule on as if ``step`` had run in each."""
 
 

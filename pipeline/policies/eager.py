@@ -48,5 +48,5 @@ class EagerController:
     def idle_until(self, c: Cluster, now: float, *, backlogs_fixed: bool = False) -> float:
         return math.inf if self.group.idle(c, now) else now
 
-    def skipped(self, start: float, ticks: int, tick: float) -> None:
+    def skipped(self, c: Cluster, start: float, ticks: int, tick: float) -> None:
         pass  # no look schedule: it acts on what it sees

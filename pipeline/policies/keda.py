@@ -44,7 +44,6 @@ class KedaController:
     recommendations: deque[tuple[float, int]] = field(default_factory=deque)
 
     owned: int | None = None  # the replicas this autoscaler last set
-    _steady: int | None = None  # what the polls of a leap want (``idle_until``)
 
     def step(self, c: Cluster, now: float) -> None:
         if self.owned is not None:
@@ -67,13 +66,11 @@ class KedaController:
         if self.owned is not None and c.replicas != self.owned:
             return now
         mover = self.mover.idle_until(c, now)
-        self._steady = None
         if not backlogs_fixed or self.owned is None:
             return min(self.next_poll, mover)
         want = self.desired(c)
         if want > self.owned:
             return min(self.next_poll, mover)
-        self._steady = want
         if want == self.owned:
             return mover  # every poll wants what is set
         # Below what it set, a poll keeps it while a recommendation of it is in the
@@ -83,18 +80,19 @@ class KedaController:
             return min(self.next_poll, mover)
         return min(max(self.next_poll, last + self.stabilization_window), mover)
 
-    def skipped(self, start: float, ticks: int, tick: float) -> None:
-        """Each poll due in the skipped ticks happened and wanted what the last look
-        computed (``idle_until`` leaps only over polls that set nothing new)."""
-        if self._steady is None:
-            return
+    def skipped(self, c: Cluster, start: float, ticks: int, tick: float) -> None:
+        """Each poll due in the skipped ticks happened and wanted what one wants now:
+        ``idle_until`` leaps over a poll only while the backlogs stay fixed (otherwise it
+        ends the leap at the next poll, so none is due here)."""
         end = start + ticks * tick
+        want: int | None = None
         while True:
             due = max(math.ceil(self.next_poll / tick - 1e-9) * tick, start)
             if due >= end - 1e-9:
                 break
             self.next_poll = due + self.polling_interval
-            self._record(due, self._steady)
+            want = self.desired(c) if want is None else want
+            self._record(due, want)
 
     def desired(self, c: Cluster) -> int:
         lag = sum(t.backlog for t in c.tasks.values())

@@ -75,7 +75,7 @@ class Kip441Controller:
             return now
         return math.inf if self.probe_at is None else self.probe_at
 
-    def skipped(self, start: float, ticks: int, tick: float) -> None:
+    def skipped(self, c: Cluster, start: float, ticks: int, tick: float) -> None:
         pass  # no look schedule: it acts on what it sees
 
     def assign(

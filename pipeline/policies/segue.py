@@ -127,7 +127,7 @@ class SegueController:
         )
         return min([p.wake_at if p.wake_at is not None else math.inf, *stalls])
 
-    def skipped(self, start: float, ticks: int, tick: float) -> None:
+    def skipped(self, c: Cluster, start: float, ticks: int, tick: float) -> None:
         """Each settled look due in the skipped ticks happened (at the first tick at or
         after ``next_look``) and set the next one ``idle_interval`` later."""
         if self.last is None or self.last.busy:

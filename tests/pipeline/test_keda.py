@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import asdict
-from typing import Any
-
 import pytest
 
 from segue.pipeline.policies.keda import KedaController
 from segue.pipeline.scenario import LoadStep, Scenario, SubTopology
 from segue.pipeline.simulate import simulate
 from segue.protocol.history import HistoryRecord
+
+from .scenarios import looks
 
 
 def burst() -> Scenario:
@@ -55,20 +53,11 @@ def test_keda_stays_put_without_lag() -> None:
 def test_keda_leaps_over_polls_that_set_nothing_new() -> None:
     """Its polls in a steady stretch (no backlog moving) are recorded, not stepped, and
     the window still ends where polling every 30 s would end it."""
-    steps = {True: 0, False: 0}
-    outcomes = {}
+    steps, outcomes = {}, {}
     for fast in (True, False):
-        keda = KedaController(lag_threshold=1_000)
-        step = keda.step
-
-        def counted(
-            c: Any, now: float, step: Callable[..., None] = step, fast: bool = fast
-        ) -> None:
-            steps[fast] += 1
-            step(c, now)
-
-        keda.step = counted  # type: ignore[method-assign]
-        outcomes[fast] = asdict(simulate(burst(), keda, fast=fast))
+        steps[fast], outcomes[fast] = looks(
+            burst(), lambda: KedaController(lag_threshold=1_000), fast=fast
+        )
     fast, slow = outcomes[True], outcomes[False]
     differ = {
         k: (fast[k], slow[k])

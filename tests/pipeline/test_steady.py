@@ -24,7 +24,7 @@ from segue.pipeline.policies.segue import SegueController
 from segue.pipeline.scenario import PartitionsExpanded, PodLost, Scenario
 from segue.pipeline.simulate import simulate
 
-from .scenarios import scale_out
+from .scenarios import looks, scale_out
 
 POLICIES: dict[str, Callable[[], Controller]] = {
     "segue": SegueController,
@@ -79,18 +79,9 @@ def test_the_slices_exercise_what_they_are_picked_for() -> None:
 
 def test_the_fast_path_skips_most_ticks() -> None:
     """Not a timing: the number of times the policy is asked to look."""
-    calls = {True: 0, False: 0}
-    for fast in (True, False):
-        controller = SegueController()
-        step = controller.step
-
-        def counted(
-            c: object, now: float, step: Callable[..., None] = step, fast: bool = fast
-        ) -> None:
-            calls[fast] += 1
-            step(c, now)
-
-        controller.step = counted  # type: ignore[method-assign]
-        simulate(scale_out(duration=3600), controller, fast=fast)
+    calls = {
+        fast: looks(scale_out(duration=3600), SegueController, fast=fast)[0]
+        for fast in (True, False)
+    }
     assert calls[False] == 3600
     assert calls[True] < 3600 / 10
