@@ -14,6 +14,7 @@ new target under an old name.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from functools import lru_cache
 
 from .actives import active_balance
 from .errors import InvalidRequest
@@ -21,7 +22,35 @@ from .problem import NO_MEMBER, Problem
 
 
 def held_actives(problem: Problem, hold: Mapping[str, str]) -> list[int]:
-    """Member index of each task's held target active; raises :class:`InvalidRequest`."""
+    """Member index of each task's held target active; raises :class:`InvalidRequest`.
+
+    A held target comes back on every look of a scale, checked against the same tasks
+    and members: the check reads only the problem's shape and the hold, so its result is
+    kept for the few shapes a caller goes through (a scale is one or two)."""
+    return list(_checked(_ByShape(problem), tuple(sorted(hold.items()))))
+
+
+class _ByShape:
+    """A problem that hashes and compares by its shape, what the check reads."""
+
+    __slots__ = ("problem",)
+
+    def __init__(self, problem: Problem) -> None:
+        self.problem = problem
+
+    def __hash__(self) -> int:
+        return hash(self.problem.shape)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _ByShape) and other.problem.shape == self.problem.shape
+
+
+@lru_cache(maxsize=8)
+def _checked(problem: _ByShape, hold: tuple[tuple[str, str], ...]) -> tuple[int, ...]:
+    return tuple(_held_actives(problem.problem, dict(hold)))
+
+
+def _held_actives(problem: Problem, hold: Mapping[str, str]) -> list[int]:
     index = {name: t for t, name in enumerate(problem.task_ids)}
     position = {state.id: m for m, state in enumerate(problem.members)}
     target = [NO_MEMBER] * len(problem.task_ids)

@@ -76,8 +76,12 @@ def plan_movement(
 
     standbys: list[tuple[int, ...]] = []
     for t in range(count):
+        warming = active[t] != target[t] and target[t] in problem.standbys[t]
+        if not warming and not target_standbys[t]:
+            standbys.append(())
+            continue
         keep = set(target_standbys[t])
-        if active[t] != target[t] and target[t] in problem.standbys[t]:
+        if warming:
             keep.add(target[t])  # the future owner keeps warming as a standby meanwhile
         keep.discard(active[t])
         keep.discard(learner[t])

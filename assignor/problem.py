@@ -10,6 +10,7 @@ A member named in ``current`` but absent from ``members`` is gone: its tasks bec
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from .errors import InvalidRequest
 from .ids import member_sort_key, parse_task_id
@@ -48,6 +49,8 @@ class Problem:
     learners: tuple[tuple[int, ...], ...]  # present members with a learner, in order
     config: AssignmentConfig
     sizes_known: bool  # every stateful task has state_bytes: restores are weighed in bytes
+    # what the balances and a hold's check read, hashable: tasks, members, the tolerance
+    shape: tuple[object, ...] = ()
 
     def caught_up(self, task: int, member: int) -> bool:
         """Owner, or a local copy within ``acceptable_recovery_lag`` (KIP-441)."""
@@ -76,7 +79,7 @@ class Problem:
 
 def build_problem(request: AssignRequest) -> Problem:
     """Check the request for contradictions and index it; raises :class:`InvalidRequest`."""
-    specs, task_keys = _tasks(request)
+    specs, subtopology = _tasks(request)
     index = {spec.id: i for i, spec in enumerate(specs)}
     members = _members(request, bool(specs))
     position = {state.id: m for m, state in enumerate(members)}
@@ -95,43 +98,67 @@ def build_problem(request: AssignRequest) -> Problem:
         if m == NO_MEMBER:
             raise InvalidRequest(f"lags name member {member_id!r}, which is not in members")
         for name, lag in per_task.items():
-            t = _task_of(index, name, f"lags[{member_id!r}]")
+            t = index.get(name)
+            if t is None:
+                raise InvalidRequest(
+                    f"lags[{member_id!r}] names task {name!r}, which is not in tasks"
+                )
             if lag < 0:  # pydantic forbids it already; kept for direct callers
                 raise InvalidRequest(f"lags[{member_id!r}][{name!r}] is negative: {lag}")
             lags[t][m] = lag
+    task_ids = tuple(spec.id for spec in specs)
+    stateful = tuple(spec.stateful for spec in specs)
     return Problem(
-        task_ids=tuple(spec.id for spec in specs),
-        subtopology=tuple(task_keys[spec.id][0] for spec in specs),
-        stateful=tuple(spec.stateful for spec in specs),
+        task_ids=task_ids,
+        subtopology=subtopology,
+        stateful=stateful,
         state_bytes=tuple(spec.state_bytes for spec in specs),
         changelog_records=tuple(spec.changelog_records for spec in specs),
         members=members,
         owner=tuple(roles.owner),
         orphaned=tuple(roles.orphaned),
         lags=tuple(lags),
-        standbys=tuple(tuple(sorted(s)) for s in roles.standbys),
-        learners=tuple(tuple(sorted(s)) for s in roles.learners),
+        standbys=roles.per_task(roles.standbys),
+        learners=roles.per_task(roles.learners),
         config=request.config,
         sizes_known=all(spec.state_bytes is not None for spec in specs if spec.stateful),
+        shape=(
+            task_ids,
+            subtopology,
+            stateful,
+            tuple((m.id, m.capacity, m.rack, m.leaving) for m in members),
+            request.config.balance_tolerance,
+        ),
     )
 
 
-def _tasks(request: AssignRequest) -> tuple[list[TaskSpec], dict[str, tuple[int, int]]]:
-    """Tasks in canonical order; a sub-topology's tasks must agree on being stateful."""
-    task_keys: dict[str, tuple[int, int]] = {}
+def _tasks(request: AssignRequest) -> tuple[list[TaskSpec], tuple[int, ...]]:
+    """Tasks in canonical order and their sub-topologies."""
+    order, subtopologies = _order(tuple((spec.id, spec.stateful) for spec in request.tasks))
+    return [request.tasks[i] for i in order], subtopologies
+
+
+@lru_cache(maxsize=64)  # a caller asks again for the same tasks on every look
+def _order(tasks: tuple[tuple[str, bool], ...]) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """Canonical order of ``(id, stateful)`` rows; a sub-topology's tasks must agree on
+    being stateful."""
+    keys: list[tuple[int, int]] = []
+    seen_ids: set[str] = set()
     statefulness: dict[int, tuple[bool, str]] = {}
-    for spec in request.tasks:
-        if spec.id in task_keys:
-            raise InvalidRequest(f"task {spec.id!r} is listed twice in tasks")
-        key = parse_task_id(spec.id)
-        task_keys[spec.id] = key
-        seen = statefulness.setdefault(key[0], (spec.stateful, spec.id))
-        if seen[0] != spec.stateful:
+    for task_id, stateful in tasks:
+        if task_id in seen_ids:
+            raise InvalidRequest(f"task {task_id!r} is listed twice in tasks")
+        seen_ids.add(task_id)
+        key = parse_task_id(task_id)
+        keys.append(key)
+        seen = statefulness.setdefault(key[0], (stateful, task_id))
+        if seen[0] != stateful:
             raise InvalidRequest(
                 f"sub-topology {key[0]} mixes stateful and stateless tasks "
-                f"({seen[1]!r} and {spec.id!r}); a sub-topology's tasks share its stores"
+                f"({seen[1]!r} and {task_id!r}); a sub-topology's tasks share its stores"
             )
-    return sorted(request.tasks, key=lambda spec: task_keys[spec.id]), task_keys
+    order = sorted(range(len(tasks)), key=keys.__getitem__)
+    return tuple(order), tuple(keys[i][0] for i in order)
 
 
 def _members(request: AssignRequest, has_tasks: bool) -> tuple[ClientState, ...]:
@@ -148,13 +175,6 @@ def _members(request: AssignRequest, has_tasks: bool) -> tuple[ClientState, ...]
     return tuple(ClientState(m.id, m.capacity, m.rack, m.leaving) for m in ordered)
 
 
-def _task_of(index: dict[str, int], name: str, where: str) -> int:
-    found = index.get(name)
-    if found is None:
-        raise InvalidRequest(f"{where} names task {name!r}, which is not in tasks")
-    return found
-
-
 class _Roles:
     """Who runs what in the current generation, checked as it is read."""
 
@@ -162,8 +182,10 @@ class _Roles:
         self.owner = [NO_MEMBER] * count
         self.orphaned = [False] * count
         self.active_on: dict[int, str] = {}
-        self.standbys: list[list[int]] = [[] for _ in range(count)]
-        self.learners: list[list[int]] = [[] for _ in range(count)]
+        self.count = count
+        # task -> members, only for the tasks that have any (most have none)
+        self.standbys: dict[int, list[int]] = {}
+        self.learners: dict[int, list[int]] = {}
 
     def read(
         self,
@@ -181,7 +203,11 @@ class _Roles:
             ("learning", tasks.learning),
         ):
             for name in names:
-                t = _task_of(index, name, f"{where}.{role}")
+                t = index.get(name)
+                if t is None:
+                    raise InvalidRequest(
+                        f"{where}.{role} names task {name!r}, which is not in tasks"
+                    )
                 if t in held:
                     raise InvalidRequest(f"{where} lists task {name!r} more than once")
                 held.add(t)
@@ -189,10 +215,17 @@ class _Roles:
                     self._active(t, name, member_id, m, members)
                 elif m != NO_MEMBER and role == "standby":
                     members[m].standby.add(t)
-                    self.standbys[t].append(m)
+                    self.standbys.setdefault(t, []).append(m)
                 elif m != NO_MEMBER:
                     members[m].learning.add(t)
-                    self.learners[t].append(m)
+                    self.learners.setdefault(t, []).append(m)
+
+    def per_task(self, members: dict[int, list[int]]) -> tuple[tuple[int, ...], ...]:
+        """Per task index, its members in index order."""
+        out: list[tuple[int, ...]] = [()] * self.count
+        for t, ms in members.items():
+            out[t] = tuple(sorted(ms))
+        return tuple(out)
 
     def _active(
         self, t: int, name: str, member_id: str, m: int, members: tuple[ClientState, ...]

@@ -68,12 +68,14 @@ def capacity(
     for t, p in serving.items():
         by_pod.setdefault(p, []).append(t)
     out: dict[str, float] = {}
+    tasks = c.tasks
     for ts in by_pod.values():
         left = c.pod_rate * tick
-        ts.sort(key=lambda t: c.tasks[t].backlog + inflow[t] * tick)
+        demand = {t: tasks[t].backlog + inflow[t] * tick for t in ts}
+        ts.sort(key=demand.__getitem__)
+        n = len(ts)
         for i, t in enumerate(ts):
-            demand = c.tasks[t].backlog + inflow[t] * tick
-            give = min(demand, left / (len(ts) - i))
+            give = min(demand[t], left / (n - i))
             out[t] = give
             left -= give
     return out

@@ -101,7 +101,8 @@ class Cluster:
         return {t: m for m, r in held.items() for t in r.active}
 
     def lag(self, pod: Pod, task: str) -> float:
-        return max(0.0, self.tasks[task].end - pod.restored.get(task, 0.0))
+        behind = self.tasks[task].end - pod.restored.get(task, 0.0)
+        return behind if behind > 0.0 else 0.0  # max(0.0, behind) without the call
 
 
 def pod_name(app: str, ordinal: int) -> str:

@@ -55,10 +55,11 @@ def take_inventory(
         count = _count(sub, partitions, old_map, result)
         if count is None:
             count = _published_count(sub.id, published)
+        stores = tuple(zip(sub.stores, sub.changelog_topics, strict=True))
         for p in range(count):
             tid = task_id(sub.id, p)
             result.tasks[tid] = sub.stateful
-            result.stores[tid] = tuple(zip(sub.stores, sub.changelog_topics, strict=True))
+            result.stores[tid] = stores
     return result
 
 

@@ -31,6 +31,7 @@ from .model import PodObs, Policy, Published, Roles, World
 def lags(world: World, inventory: Inventory, members: Iterable[str]) -> dict[str, dict[str, int]]:
     """member -> task -> changelog records behind, for the stateful copies it holds."""
     out: dict[str, dict[str, int]] = {}
+    ends = inventory.ends
     for m in members:
         if m not in inventory.lags:  # memo: one look asks for the same members' lags again
             pod = world.pods.get(m)
@@ -38,7 +39,7 @@ def lags(world: World, inventory: Inventory, members: Iterable[str]) -> dict[str
                 continue
             mine: dict[str, int] = {}
             for task, held in pod.offsets.items():
-                of = _ends(world, inventory, task)
+                of = ends[task] if task in ends else _ends(world, inventory, task)
                 if of is None:
                     continue
                 behind = 0
@@ -55,10 +56,8 @@ def lags(world: World, inventory: Inventory, members: Iterable[str]) -> dict[str
 
 def _ends(world: World, inventory: Inventory, task: str) -> tuple[tuple[str, int], ...] | None:
     """Each store's changelog end of a stateful task in the inventory, else None."""
-    try:
+    if task in inventory.ends:  # memo: a look asks once per copy
         return inventory.ends[task]
-    except KeyError:
-        pass
     stores = inventory.stores.get(task)
     if not stores or not inventory.tasks.get(task):
         found = None

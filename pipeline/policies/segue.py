@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from segue.operator.scaling import Condition, Memory, Plan, PodObs, Policy, World, decide
 from segue.operator.scaling.hold import STALL_SECONDS
@@ -32,6 +33,7 @@ def source_topic(app: str, sub: int) -> str:
     return f"{app}-in-{sub}"
 
 
+@lru_cache(maxsize=256)  # asked for every copy of every look
 def store_name(sub: int) -> str:
     return f"store-{sub}"
 
@@ -184,14 +186,13 @@ class SegueController:
             roles.update({t: "active" for t in held.active})
             roles.update({t: "standby" for t in held.standby})
             roles.update({t: "learning" for t in held.learning})
-        offsets = {
-            t: {store_name(c.tasks[t].subtopology): int(off)}
-            for t, off in pod.restored.items()
-            if t in c.tasks
-        }
-        sizes = {
-            t: int(off * c.tasks[t].record_bytes) for t, off in pod.restored.items() if t in c.tasks
-        }
+        offsets: dict[str, dict[str, int]] = {}
+        sizes: dict[str, int] = {}
+        for t, off in pod.restored.items() if up else ():
+            task = c.tasks.get(t)
+            if task is not None:
+                offsets[t] = {store_name(task.subtopology): int(off)}
+                sizes[t] = int(off * task.record_bytes)
         return PodObs(
             name=pod.name,
             running=up,
@@ -199,9 +200,9 @@ class SegueController:
             reporting=up,
             generation=(pod.applied or None) if up else None,
             roles=roles,
-            offsets=offsets if up else {},
-            state_bytes=sizes if up else {},
-            changelog_bytes=sizes if up else {},
+            offsets=offsets,
+            state_bytes=sizes,
+            changelog_bytes=sizes,
             restoring=frozenset(
                 t
                 for t in (held.active if held and roles else ())

@@ -74,8 +74,11 @@ def test_a_hold_that_does_not_fit_is_refused_by_name(change: Any, said: str) -> 
 
 
 def test_a_hold_on_a_leaving_member_is_refused() -> None:
+    """Also after the same hold was accepted for the same tasks and members but for one
+    leaving: the check is remembered by the problem's shape, which includes leaving."""
     request = json.loads(SWAP.read_text())
     hold = actives(run(request))
+    assert actives(run({**request, "hold": hold})) == hold
     request["members"][2]["leaving"] = True
     with pytest.raises(InvalidRequest, match="which is leaving"):
         run({**request, "hold": hold})
