@@ -50,7 +50,7 @@ class Problem:
     config: AssignmentConfig
     sizes_known: bool  # every stateful task has state_bytes: restores are weighed in bytes
     # what the balances and a hold's check read, hashable: tasks, members, the tolerance
-    shape: tuple[object, ...] = ()
+    shape: tuple[object, ...]
 
     def caught_up(self, task: int, member: int) -> bool:
         """Owner, or a local copy within ``acceptable_recovery_lag`` (KIP-441)."""
@@ -220,10 +220,10 @@ class _Roles:
                     members[m].learning.add(t)
                     self.learners.setdefault(t, []).append(m)
 
-    def per_task(self, members: dict[int, list[int]]) -> tuple[tuple[int, ...], ...]:
+    def per_task(self, by_task: dict[int, list[int]]) -> tuple[tuple[int, ...], ...]:
         """Per task index, its members in index order."""
         out: list[tuple[int, ...]] = [()] * self.count
-        for t, ms in members.items():
+        for t, ms in by_task.items():
             out[t] = tuple(sorted(ms))
         return tuple(out)
 
