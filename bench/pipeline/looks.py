@@ -4,7 +4,7 @@ Replays ``fleet(n, seed)`` under Segue's default policy once, keeping every
 :class:`~segue.operator.scaling.World` the simulator hands the core, then times
 ``decide`` over exactly those worlds (the core is pure: the same worlds, the same plans)
 ``--repeat`` times and reports the median per look. This machine's CPU time wanders by
-a tenth between identical runs; for a change's effect, count instructions instead:
+up to half between identical runs; for a change's effect, count instructions instead:
 
     valgrind --tool=callgrind .venv/bin/python -m bench.pipeline.looks --repeat 1
 
@@ -24,13 +24,17 @@ from segue.pipeline.fleet import fleet
 from segue.pipeline.simulate import simulate
 
 
-def capture(scenarios: int, seed: int) -> list[World]:
+def capture(scenarios: int, seed: int) -> tuple[list[World], list[Plan]]:
+    """Every world the simulator handed Segue's core over ``fleet(scenarios, seed)``, and
+    the plan it got for each."""
     worlds: list[World] = []
+    plans: list[Plan] = []
     real = segue_policy.decide
 
     def keeping(world: World) -> Plan:
         worlds.append(world)
-        return real(world)
+        plans.append(real(world))
+        return plans[-1]
 
     segue_policy.decide = keeping
     try:
@@ -38,7 +42,7 @@ def capture(scenarios: int, seed: int) -> list[World]:
             simulate(scenario, segue_policy.SegueController())
     finally:
         segue_policy.decide = real
-    return worlds
+    return worlds, plans
 
 
 def main() -> None:
@@ -47,7 +51,7 @@ def main() -> None:
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--repeat", type=int, default=5, help="timed passes over the looks")
     args = p.parse_args()
-    worlds = capture(args.scenarios, args.seed)
+    worlds, _ = capture(args.scenarios, args.seed)
     tasks = statistics.median(len(w.end_offsets) for w in worlds) if worlds else 0
     print(
         f"{len(worlds)} looks over {args.scenarios} scenarios (median {tasks:.0f} stateful tasks)"
