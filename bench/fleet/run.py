@@ -23,10 +23,8 @@ from __future__ import annotations
 
 import argparse
 import json
-import random
 import signal
 import sys
-import threading
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -34,7 +32,8 @@ from typing import Any
 
 from bench.fleet.cluster import create_topics, fleet_stack, operator_identity, operator_requests
 from bench.fleet.observe import HZ, FleetView, cpu_ticks, machine_busy, rss_mib
-from bench.fleet.stats import cpu_percent, percentile, rate
+from bench.fleet.stats import cpu_percent, rate
+from bench.fleet.trials import progress, scale_trials, summary
 from bench.operator.cluster import new_namespace
 from segue.operator.api import GROUP, PLURAL, VERSION
 from segue.stack.process import ManagedProcess, free_port
@@ -44,10 +43,6 @@ INPUT = "fleet-input"
 STORE = "store"
 PODS = 4
 TASKS = 4
-
-
-def progress(message: str) -> None:
-    print(f"[{time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
 
 
 def app_name(i: int) -> str:
@@ -101,19 +96,6 @@ class Meter:
         )
 
 
-@dataclass
-class Sample:
-    app: str
-    direction: str  # "up" 4 -> 5, "down" 5 -> 4
-    seconds: float | None  # None: no generation within the timeout
-
-
-def scale(custom: Any, app: str, replicas: int) -> None:
-    custom.patch_namespaced_custom_object_scale(
-        GROUP, VERSION, NAMESPACE, PLURAL, app, {"spec": {"replicas": replicas}}
-    )
-
-
 def wait_balanced(view: FleetView, apps: list[str], timeout: float) -> float:
     start = time.monotonic()
     last = 0.0
@@ -127,69 +109,6 @@ def wait_balanced(view: FleetView, apps: list[str], timeout: float) -> float:
             last = time.monotonic()
             progress(f"  {done}/{len(apps)} apps balanced")
         time.sleep(0.5)
-
-
-def scale_trials(bench: Bench, apps: list[str], args: argparse.Namespace) -> list[Sample]:
-    """``args.samples`` scales, one every ``args.every`` s, each timed in its own thread."""
-    view, custom, timeout = bench.view, bench.custom, args.timeout
-    results: list[Sample] = []
-    busy: set[str] = set()
-    lock = threading.Lock()
-    rng = random.Random(27)
-
-    def one(app: str) -> None:
-        replicas = view.replicas.get(app, PODS)
-        target, direction = (PODS + 1, "up") if replicas == PODS else (PODS, "down")
-        before = view.generation(app)
-        started = time.time()
-        scale(custom, app, target)
-        seen = view.wait_generation(app, before, timeout)
-        sample = Sample(app, direction, seen.seen - started if seen else None)
-        # settled again before it can be picked: a new generation and Balanced
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if view.replicas.get(app) == target and view.balanced(app):
-                break
-            time.sleep(0.2)
-        with lock:
-            results.append(sample)
-            busy.discard(app)
-
-    threads = []
-    for n in range(args.samples):
-        with lock:
-            idle = [a for a in apps if a not in busy and view.balanced(a)]
-        while not idle:
-            time.sleep(0.1)
-            with lock:
-                idle = [a for a in apps if a not in busy and view.balanced(a)]
-        app = rng.choice(idle)
-        with lock:
-            busy.add(app)
-        thread = threading.Thread(target=one, args=(app,), daemon=True)
-        thread.start()
-        threads.append(thread)
-        if (n + 1) % 25 == 0:
-            progress(f"  {n + 1}/{args.samples} scales sent")
-        time.sleep(args.every)
-    for thread in threads:
-        thread.join(timeout + 5)
-    return results
-
-
-def summary(samples: list[Sample]) -> dict[str, Any]:
-    times = [s.seconds if s.seconds is not None else float("inf") for s in samples]
-    out: dict[str, Any] = {
-        "samples": len(times),
-        "timeouts": sum(s.seconds is None for s in samples),
-        "p50": percentile(times, 50),
-        "p99": percentile(times, 99),
-        "max": max(times) if times else None,
-    }
-    for direction in ("up", "down"):
-        some = [t for s, t in zip(samples, times, strict=True) if s.direction == direction]
-        out[direction] = {"n": len(some), "p50": percentile(some, 50), "p99": percentile(some, 99)}
-    return out
 
 
 def parse(argv: list[str] | None) -> argparse.Namespace:
@@ -240,7 +159,7 @@ def measure(bench: Bench, size: int, args: argparse.Namespace) -> dict[str, Any]
     idle = meter.read()
     progress(f"  settled: {asdict(idle)}")
     meter = Meter(bench.api, bench.pid, bench.stub)
-    samples = scale_trials(bench, apps, args)
+    samples = scale_trials(bench.view, bench.custom, NAMESPACE, apps, pods=PODS, args=args)
     busy = meter.read()
     result = summary(samples)
     progress(f"  scaling: {asdict(busy)}; latency {json.dumps(result)}")

@@ -6,11 +6,8 @@ real API objects, but nothing runs in them. This process, for one namespace:
 
 - registers a Node and binds each new pod of a StreamApp to it (``pods/binding``), gives it
   an address 127.1.x.y and writes its status Running and Ready, as a kubelet would;
-- serves the worker's metrics contract (docs/protocol.md) on ``podIP:metricsPort`` for every
-  pod, from one event loop: the generation of the app's assignment ConfigMap as soon as a
-  watch delivers it, and for each task the pod holds in it its role, state ``running``
-  (active) or ``standby`` (standby, learner), and each store restored to offset 0, which is
-  the end of the benchmark's empty changelogs: every learner is caught up at once;
+- serves the worker's metrics contract for every pod (:mod:`.pages`, from the assignment
+  ConfigMaps this process watches): every learner is caught up at once;
 - on a pod's ``deletionTimestamp`` stops serving it and deletes it with grace period 0.
 
 What this does not model: a worker's time to apply a generation, restore, fence, or start
@@ -21,67 +18,25 @@ benchmark's scale -> generation time is the operator's own latency plus the API 
 from __future__ import annotations
 
 import argparse
-import asyncio
+import json
 import logging
 import queue
 import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from aiohttp import web
-
-from segue.protocol import AssignmentDocument, DocumentError, decode_configmap
 from segue.protocol.names import APP_LABEL, MANAGED_BY, MANAGER
+
+from .pages import Pages, Pod
 
 log = logging.getLogger("bench.fleet.stubpods")
 
 NODE = "fleet-stub"
 WRITERS = 32  # API writes in flight: a fleet's pods start within seconds
 SELECTOR = f"{MANAGED_BY}={MANAGER}"
-ASSIGNMENT_SUFFIX = "-assignment"
-
-
-@dataclass
-class Pod:
-    name: str
-    uid: str
-    app: str
-    port: int
-    ip: str | None = None
-    site: web.TCPSite | None = None
-    state: str = "new"  # new -> bound -> running -> gone
-
-
-@dataclass
-class Fleet:
-    """What the metrics pages are made of: pods by address, assignments by app."""
-
-    stores: tuple[str, ...]
-    by_ip: dict[str, Pod] = field(default_factory=dict)
-    documents: dict[str, AssignmentDocument] = field(default_factory=dict)
-
-    def page(self, ip: str) -> str | None:
-        pod = self.by_ip.get(ip)
-        if pod is None:
-            return None
-        document = self.documents.get(pod.app)
-        lines = ["segue_worker_ready 1"]
-        if document is None:
-            return "\n".join(lines) + "\n"
-        lines.append(f"segue_assignment_generation {document.generation}")
-        roles, _ = document.roles_of(pod.name)
-        for task, role in sorted(roles.items()):
-            state = "running" if role == "active" else "standby"
-            lines.append(f'segue_task_role{{task="{task}",role="{role}"}} 1')
-            lines.append(f'segue_task_state{{task="{task}",state="{state}"}} 1')
-            lines.append(f'segue_task_lag{{task="{task}"}} 0')
-            for store in self.stores:
-                lines.append(f'segue_task_restored_offset{{task="{task}",store="{store}"}} 0')
-        return "\n".join(lines) + "\n"
 
 
 def now_rfc3339() -> str:
@@ -108,42 +63,12 @@ class StubPods:
 
         self.core = client.CoreV1Api(api_client)
         self.namespace = namespace
-        self.fleet = Fleet(stores)
+        self.pages = Pages(stores)
         self.pods: dict[str, Pod] = {}  # uid -> pod
         self.addresses = Addresses()
         self.writes = ThreadPoolExecutor(WRITERS, thread_name_prefix="stub-write")
-        self.loop = asyncio.new_event_loop()
-        self.runner: web.AppRunner | None = None
         self.events: queue.Queue[tuple[str, dict[str, Any]]] = queue.Queue()
         self.started = 0
-
-    # -- serving --
-
-    async def _serve(self, request: web.Request) -> web.Response:
-        sock = request.transport.get_extra_info("sockname") if request.transport else None
-        page = self.fleet.page(sock[0]) if sock else None
-        if page is None or request.path != "/metrics":
-            return web.Response(status=404)
-        return web.Response(text=page, content_type="text/plain")
-
-    async def _setup(self) -> None:
-        app = web.Application()
-        app.router.add_get("/{tail:.*}", self._serve)
-        self.runner = web.AppRunner(app, access_log=None)
-        await self.runner.setup()
-
-    async def _open(self, pod: Pod) -> None:
-        assert self.runner is not None
-        assert pod.ip is not None
-        site = web.TCPSite(self.runner, pod.ip, pod.port, reuse_address=True)
-        await site.start()
-        pod.site = site
-
-    async def _close(self, site: web.TCPSite) -> None:
-        await site.stop()
-
-    def _in_loop(self, coro: Any) -> Any:
-        return asyncio.run_coroutine_threadsafe(coro, self.loop).result(30)
 
     # -- the kubelet's part --
 
@@ -194,10 +119,7 @@ class StubPods:
 
     def _forget(self, pod: Pod) -> None:
         if pod.ip is not None:
-            self.fleet.by_ip.pop(pod.ip, None)
-            if pod.site is not None:
-                self._in_loop(self._close(pod.site))
-                pod.site = None
+            self.pages.close(pod)
             self.addresses.give(pod.ip)
             pod.ip = None
 
@@ -222,8 +144,7 @@ class StubPods:
         if pod.state == "gone" or pod.ip is not None:
             return
         pod.ip = self.addresses.take()
-        self._in_loop(self._open(pod))
-        self.fleet.by_ip[pod.ip] = pod
+        self.pages.open(pod)
         stamp = now_rfc3339()
         containers = [
             {
@@ -283,21 +204,6 @@ class StubPods:
         except Exception:
             log.exception("%s %s failed", what, pod.name)
 
-    # -- the workers' part --
-
-    def handle_configmap(self, kind: str, obj: dict[str, Any]) -> None:
-        name = obj["metadata"]["name"]
-        if not name.endswith(ASSIGNMENT_SUFFIX):
-            return
-        app = name[: -len(ASSIGNMENT_SUFFIX)]
-        if kind == "DELETED":
-            self.fleet.documents.pop(app, None)
-            return
-        try:
-            self.fleet.documents[app] = decode_configmap(obj.get("data"), obj.get("binaryData"))
-        except DocumentError as exc:
-            log.warning("%s: unreadable assignment: %s", app, exc)
-
     # -- watching --
 
     def watch(
@@ -309,8 +215,6 @@ class StubPods:
         while True:
             try:
                 listed = list_call(self.namespace, label_selector=SELECTOR, _preload_content=False)
-                import json
-
                 body = json.loads(listed.data)
                 for item in body["items"]:
                     self.events.put((handle.__name__, {"type": "ADDED", "object": item}))
@@ -332,13 +236,12 @@ class StubPods:
                 time.sleep(0.5)
 
     def run(self) -> None:
-        self.loop.run_until_complete(self._setup())
-        threading.Thread(target=self.loop.run_forever, name="stub-http", daemon=True).start()
+        self.pages.start()
         self.register_node()
-        handlers = {"handle_pod": self.handle_pod, "handle_configmap": self.handle_configmap}
+        handlers = {"handle_pod": self.handle_pod, "handle_configmap": self.pages.handle_configmap}
         for call, handle in (
             (self.core.list_namespaced_pod, self.handle_pod),
-            (self.core.list_namespaced_config_map, self.handle_configmap),
+            (self.core.list_namespaced_config_map, self.pages.handle_configmap),
         ):
             threading.Thread(target=self.watch, args=(call, handle), daemon=True).start()
         last = time.monotonic()
@@ -356,8 +259,8 @@ class StubPods:
                 last = time.monotonic()
                 log.info(
                     "serving %d pods, %d assignments",
-                    len(self.fleet.by_ip),
-                    len(self.fleet.documents),
+                    len(self.pages.by_ip),
+                    len(self.pages.documents),
                 )
 
 

@@ -4,9 +4,9 @@
 feeds it every new version of the pod; the supervisor loops until the pod is
 gone. It prepares the pod's ``sandbox.Sandbox`` (address, directories,
 volumes), runs the init containers in order and then the containers
-(``container.Container``), restarts them per restartPolicy with back-off or when
-a liveness probe fails, and reports the status computed by ``status`` whenever
-it changes.
+(``container.Container``; ``starts.Starts`` launches them), restarts them per
+restartPolicy with back-off or when a liveness probe fails, and reports the status
+computed by ``status`` whenever it changes.
 
 Once the pod has a deletionTimestamp, ``termination.Termination`` stops the
 containers (preStop, SIGTERM, SIGKILL after the grace period); then the final
@@ -28,14 +28,14 @@ from segue.stack.kubelet import status as st
 from segue.stack.kubelet.api import MERGE_PATCH
 from segue.stack.kubelet.container import Container
 from segue.stack.kubelet.context import NodeContext
-from segue.stack.kubelet.podspec import ContainerConfigError, grace_seconds
+from segue.stack.kubelet.podspec import grace_seconds
 from segue.stack.kubelet.sandbox import Sandbox
+from segue.stack.kubelet.starts import RETRY, Starts, probe_grace, should_restart
 from segue.stack.kubelet.termination import Termination, final_states
 from segue.stack.kubelet.volumes import MountError
 
 Obj = dict[str, Any]
 log = logging.getLogger(__name__)
-RETRY = 2.0  # seconds before retrying a mount or a container config that failed
 TERMINAL = ("Succeeded", "Failed")
 
 
@@ -68,6 +68,8 @@ class PodSupervisor:
         self._terminal = False
         self._sent: Obj | None = None
         self._said: dict[str, float] = {}
+        who = f"{self.name}_{self.namespace}({self.uid})"
+        self._starts = Starts(self.sandbox, ctx, self._event, who)
         self._thread = threading.Thread(
             target=self._run, name=f"pod-{self.namespace}/{self.name}", daemon=True
         )
@@ -200,9 +202,9 @@ class PodSupervisor:
             if container.alive:
                 return False
             if container.never_started:
-                self._start(pod, container)
+                self._starts.start(pod, container)
             elif policy != "Never":
-                self._restart(pod, container)
+                self._starts.restart(pod, container)
             return False
         return True
 
@@ -225,98 +227,20 @@ class PodSupervisor:
                     container=container.name,
                 )
                 container.restart_forced = True
-                container.terminate(self._probe_grace(pod, container, failed))
+                container.terminate(probe_grace(pod, container, failed))
         elif container.never_started:
             if may_start:
-                self._start(pod, container)
-        elif self._should_restart(container, policy):
-            self._restart(pod, container)
-
-    @staticmethod
-    def _probe_grace(pod: Obj, container: Container, kind: str) -> float:
-        probe = container.spec.get(f"{kind}Probe") or {}
-        value = probe.get("terminationGracePeriodSeconds")
-        return float(value) if value is not None else grace_seconds(pod)
-
-    @staticmethod
-    def _should_restart(container: Container, policy: str) -> bool:
-        if policy == "Always":
-            return True
-        if policy == "OnFailure":
-            return container.restart_forced or container.exit_code != 0
-        return False
+                self._starts.start(pod, container)
+        elif should_restart(container, policy):
+            self._starts.restart(pod, container)
 
     def _finished(self, container: Container, policy: str) -> bool:
         """The container ran and will not run again."""
         return (
             not container.alive
             and not container.never_started
-            and not self._should_restart(container, policy)
+            and not should_restart(container, policy)
         )
-
-    def _restart(self, pod: Obj, container: Container) -> None:
-        if container.next_start is None:
-            delay = container.backoff_delay(self.ctx.backoff_base, self.ctx.backoff_cap)
-            container.next_start = time.monotonic() + delay
-            if delay > 0:
-                who = f"{self.name}_{self.namespace}({self.uid})"
-                container.set_waiting(
-                    "CrashLoopBackOff",
-                    f"back-off {delay:g}s restarting failed container={container.name} pod={who}",
-                )
-                self._event(
-                    "BackOff",
-                    f"Back-off restarting failed container {container.name} in pod {who}",
-                    warning=True,
-                    container=container.name,
-                )
-        self._start(pod, container)
-
-    def _start(self, pod: Obj, container: Container) -> None:
-        now = time.monotonic()
-        if container.next_start is not None and now < container.next_start:
-            return
-        try:
-            launch = self.sandbox.launch(pod, container.spec)
-        except (ContainerConfigError, MountError) as exc:
-            reason = (
-                exc.reason
-                if isinstance(exc, ContainerConfigError)
-                else "CreateContainerConfigError"
-            )
-            container.set_waiting(reason, str(exc))
-            container.next_start = now + RETRY
-            self._event("Failed", f"Error: {exc}", warning=True, container=container.name, every=30)
-            return
-
-        def probe_failed(kind: str, message: str) -> None:
-            self._event(
-                "Unhealthy",
-                f"{kind.capitalize()} probe failed: {message}",
-                warning=True,
-                container=container.name,
-                every=10,
-            )
-
-        try:
-            container.start(
-                launch.argv,
-                launch.env,
-                launch.cwd,
-                launch.target,
-                on_probe_failure=probe_failed,
-                grace=grace_seconds(pod),
-            )
-        except OSError as exc:
-            container.failures += 1
-            self._event(
-                "Failed",
-                f"Error: failed to start container {container.name!r}: {exc}",
-                warning=True,
-                container=container.name,
-            )
-            return
-        self._event("Started", f"Started container {container.name}", container=container.name)
 
     # -- stopping --------------------------------------------------------------
 
