@@ -40,7 +40,7 @@ from segue.operator.scaling import (
 )
 from segue.operator.settings import OperatorSettings
 from segue.operator.world import Observed, Observer, input_sample
-from segue.protocol import DocumentError
+from segue.protocol import DocumentError, decode
 
 NO_AGENT = (
     "runtime kafka-streams needs the agent jar injected into its pods, and this operator"
@@ -169,12 +169,17 @@ class Reconciler:
             return
         if observed.answer is not None and observed.answer.answers == report.id:
             return  # answered before: this generation is for the next rebalance
-        waited = max(0.0, time.time() - report.reported_at_ms / 1000)
+        now = time.time()
+        waited = max(0.0, now - report.reported_at_ms / 1000)
         self.metrics.kstreams_answer_seconds.labels(namespace, name).observe(waited)
+        answer = decode(plan.document).kafka_streams if plan.document is not None else None
+        at = answer.followup_at_ms if answer is not None else None
+        followup = None if at is None else at / 1000 - now
         log.info(
             "%s/%s: answered report %s with generation %d, %.2fs after the leader wrote it "
-            "(this step %.2fs)",
+            "(this step %.2fs); next rebalance asked in %s",
             namespace, name, report.id, plan.publish.generation, waited, step,
+            "-" if followup is None else f"{followup:.1f}s",
         )  # fmt: skip
 
     def plan_for(

@@ -135,7 +135,9 @@ class LearnerProgress(StatusModel):
     """Its lag when it was first seen learning the task (with ``startedAt``, its restore
     rate; absent in a status written before it was kept: the rate starts afresh)."""
     started_at: Timestamp | None = None
-    """When it was first seen learning the task."""
+    """The last time it was seen not restoring yet: when it was first seen learning the
+    task, moved to each later look until its lag first drops (its rate counts only the
+    time it restored)."""
 
 
 class HeldTarget(StatusModel):

@@ -155,7 +155,14 @@ def _replan_reason(
 
 
 def _progress(world: World, request: AssignRequest, held: Held | None) -> dict[str, Progress]:
-    """Each running learner's best lag and when it last dropped (new learners: now)."""
+    """Each running learner's best lag and when it last dropped (new learners: now).
+
+    Until its lag first drops, a learner's start moves to each look (``started``; not
+    ``since``, which times a stall): a new pod's copy starts restoring only once its
+    process has joined and been through the rebalances of its batch, and a rate timed
+    from the assignment counted those seconds as restoring. Its rate is then timed from
+    the last look before it began, and the follow-up that waits for it
+    (``segue.operator.kstreams.answer``) no longer comes seconds after it is caught up."""
     before = held.progress if held else {}
     out: dict[str, Progress] = {}
     for member, roles in request.current.items():
@@ -168,6 +175,8 @@ def _progress(world: World, request: AssignRequest, held: Held | None) -> dict[s
                 out[task] = Progress(member, lag, world.now, lag, world.now)
             elif lag < was.lag:
                 out[task] = replace(was, lag=lag, since=world.now)
+            elif was.lag >= was.start_lag:  # not begun yet
+                out[task] = replace(was, started=world.now)
             else:
                 out[task] = was
     return out

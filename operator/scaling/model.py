@@ -100,7 +100,8 @@ class Handover:
 @dataclass(frozen=True)
 class Progress:
     """A learner's best lag so far and when it last dropped (:mod:`.hold`), and its lag
-    when it was first seen learning, so its restore rate is known (``rate``)."""
+    when it was first seen learning with the last time it was seen not restoring yet
+    (``started``), so its restore rate is known (``rate``)."""
 
     member: str
     lag: int
@@ -109,7 +110,7 @@ class Progress:
     started: float
 
     def rate(self) -> float | None:
-        """Records/s the learner's lag has dropped since it was first seen; None before
+        """Records/s the learner's lag has dropped since it began restoring; None before
         it dropped at all (no rate to go by yet)."""
         if self.since <= self.started or self.lag >= self.start_lag:
             return None

@@ -115,8 +115,8 @@ def _pod_row(pod: Pod, member: MemberStatus | None, report: WorkerReport | str |
 
 
 def held_rate(progress: LearnerProgress, at: float) -> float | None:
-    """Records/s the learner's lag dropped from where the operator first saw it to its
-    best (``startLag``/``startedAt`` to ``lag``/``since``: ``Progress.rate``); None
+    """Records/s the learner's lag dropped from where it began restoring to its best
+    (``startLag``/``startedAt`` to ``lag``/``since``: ``Progress.rate``); None
     before a drop, in a status written before the operator kept where it started, or
     once that best is ``STALL_SECONDS`` old at ``at`` (a stalled learner: an average
     of its past would promise an end it is not heading for)."""

@@ -14,6 +14,7 @@ from segue.operator.kstreams.answer import (
     BUSY_PROBE,
     LEAD,
     SETTLED_PROBE,
+    TRUST,
     answered,
     followup_delay,
 )
@@ -211,6 +212,12 @@ def test_the_next_rebalance_comes_a_second_before_a_learner_is_expected_caught_u
     # nearly there: no sooner than the busy probe
     near = Progress("wc-2", 600, now, 12_100, now - 6)
     assert followup_delay(learning_plan(w, near), w) == BUSY_PROBE
+    # a rate read over a short time is trusted for twice that time ahead, no further:
+    # restores start slowly, and one read over their first second promised too little
+    young = Progress("wc-2", 11_100, now, 12_100, now - 1.5)  # 16.5 s to go at that rate
+    assert followup_delay(learning_plan(w, young), w) == TRUST * 1.5
+    brief = Progress("wc-2", 11_600, now, 12_100, now - 0.25)
+    assert followup_delay(learning_plan(w, brief), w) == BUSY_PROBE  # never sooner
     # no rate yet (just assigned), or anything else in flight: the busy probe
     assert followup_delay(learning_plan(w, None), w) == BUSY_PROBE
     fresh = Progress("wc-2", 12_100, now, 12_100, now)
@@ -258,3 +265,42 @@ def test_a_learners_progress_keeps_where_it_started_across_looks() -> None:
     q = again.progress["1_1"]
     assert (q.lag, q.since, q.start_lag, q.started) == (40, w.now + 2, 900, w.now)
     assert q.rate() == 430.0
+
+
+def test_a_learners_rate_is_timed_from_when_it_began_restoring() -> None:
+    """A new pod's copy restores only once its process is through the rebalances of its
+    batch: the seconds before its lag first drops are not restoring. Timed from the
+    assignment, the rate came out several times too slow and the follow-up that waits
+    for the learner came seconds after it was caught up (bench/kstreams, 3 -> 6)."""
+    w = replace(
+        world(PUBLISHED, Applied(report=REPORT.id, generation=4)),
+        policy=Policy(acceptable_recovery_lag=10),
+    )
+
+    def look(at: float, restored: int, memory: Memory) -> Memory:
+        agents = {
+            **AGENTS,
+            "wc-2": AgentReport(
+                AGENTS["wc-2"].consumers, {("wc-counts-changelog", 1): 900 - restored}
+            ),
+        }
+        seen = replace(w, now=w.now + at, memory=memory, pods=observe_pods(
+            {n: state(n) for n in ("wc-0", "wc-1", "wc-2")}, agents,
+            Group(REPORT, Applied(report=REPORT.id, generation=4)), PUBLISHED, ENDS,
+        ))  # fmt: skip
+        return decide(seen).memory
+
+    memory = look(0, 0, w.memory)  # assigned: 900 behind
+    memory = look(3, 0, memory)  # three seconds on, not begun
+    held = memory.held
+    assert held is not None
+    p = held.progress["1_1"]
+    assert (p.lag, p.since, p.start_lag, p.started) == (900, w.now, 900, w.now + 3)
+    assert p.rate() is None
+    memory = look(4, 450, memory)  # half of it in the second since
+    held = memory.held
+    assert held is not None
+    q = held.progress["1_1"]
+    assert (q.lag, q.since, q.start_lag, q.started) == (450, w.now + 4, 900, w.now + 3)
+    assert q.rate() == 450.0  # not 450 / 4
+    assert q.eta(10, w.now + 4) == 440 / 450
