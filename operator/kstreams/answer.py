@@ -13,11 +13,8 @@ answer asks for one when there will be something to take up:
 
 - while learners restore and nothing else is in flight: a second (``LEAD``) before the
   first of them is expected within the acceptable lag, at the rate each has restored at
-  so far (``Progress.eta``), but no further ahead than ``TRUST`` times the seconds that
-  rate was measured over: a rate read over the first half second of a restore (which
-  starts slowly, between rebalances) promised a catch-up seconds after it happened, and
-  the group took the handover up only then; a learner without a rate yet (just
-  assigned, or not dropped since) gets ``BUSY_PROBE``;
+  so far (``Progress.eta``, timed from when it began restoring); a learner without a
+  rate yet (just assigned, or not dropped since) gets ``BUSY_PROBE``;
 - while pods join: ``BUSY_PROBE`` if the report has a client no pod's agent has named yet
   (the core may admit it at any look); else none for them, as each joiner still starting
   starts the rebalance that reports it by its own JoinGroup, and those in the group wait
@@ -44,7 +41,6 @@ from segue.protocol.kstreams import KafkaStreamsAnswer
 BUSY_PROBE: Final = 1.0  # seconds to the next rebalance while something is in flight
 SETTLED_PROBE: Final = 15.0  # ... and while settled (the longest wait for a learner too)
 LEAD: Final = 1.0  # rebalance this long before a learner is expected caught up
-TRUST: Final = 2.0  # a rate measured over s seconds times a follow-up up to TRUST * s ahead
 
 
 def followup_at_ms(plan: Plan, world: World, unmapped: bool = False) -> int:
@@ -83,21 +79,20 @@ def followup_delay(plan: Plan, world: World, unmapped: bool = False) -> float:
         eta = _eta(plan, world, task, member)
         if eta is None:
             return BUSY_PROBE
-        waits.append(min(eta[0] - LEAD, TRUST * eta[1]))
+        waits.append(eta - LEAD)
     if not waits:  # busy for a reason none of these explains: soon, as before
         return BUSY_PROBE
     return min(max(min(waits), BUSY_PROBE), SETTLED_PROBE)
 
 
-def _eta(plan: Plan, world: World, task: str, member: str) -> tuple[float, float] | None:
+def _eta(plan: Plan, world: World, task: str, member: str) -> float | None:
     """Seconds until ``member``'s learner of ``task`` is expected within the acceptable
-    lag, and the seconds its rate was measured over; None without a rate for it."""
+    lag; None without a rate for it."""
     held = plan.memory.held
     progress = held.progress.get(task) if held is not None else None
     if progress is None or progress.member != member:
         return None
-    eta = progress.eta(world.policy.acceptable_recovery_lag, world.now)
-    return None if eta is None else (eta, progress.since - progress.started)
+    return progress.eta(world.policy.acceptable_recovery_lag, world.now)
 
 
 def answered(

@@ -14,7 +14,6 @@ from segue.operator.kstreams.answer import (
     BUSY_PROBE,
     LEAD,
     SETTLED_PROBE,
-    TRUST,
     answered,
     followup_delay,
 )
@@ -212,12 +211,6 @@ def test_the_next_rebalance_comes_a_second_before_a_learner_is_expected_caught_u
     # nearly there: no sooner than the busy probe
     near = Progress("wc-2", 600, now, 12_100, now - 6)
     assert followup_delay(learning_plan(w, near), w) == BUSY_PROBE
-    # a rate read over a short time is trusted for twice that time ahead, no further:
-    # restores start slowly, and one read over their first second promised too little
-    young = Progress("wc-2", 11_100, now, 12_100, now - 1.5)  # 16.5 s to go at that rate
-    assert followup_delay(learning_plan(w, young), w) == TRUST * 1.5
-    brief = Progress("wc-2", 11_600, now, 12_100, now - 0.25)
-    assert followup_delay(learning_plan(w, brief), w) == BUSY_PROBE  # never sooner
     # no rate yet (just assigned), or anything else in flight: the busy probe
     assert followup_delay(learning_plan(w, None), w) == BUSY_PROBE
     fresh = Progress("wc-2", 12_100, now, 12_100, now)
