@@ -160,9 +160,10 @@ def _progress(world: World, request: AssignRequest, held: Held | None) -> dict[s
     Until its lag first drops, a learner's start moves to each look (``started``; not
     ``since``, which times a stall): a new pod's copy starts restoring only once its
     process has joined and been through the rebalances of its batch, and a rate timed
-    from the assignment counted those seconds as restoring. Its rate is then timed from
-    the last look before it began, and the follow-up that waits for it
-    (``segue.operator.kstreams.answer``) no longer comes seconds after it is caught up."""
+    from the assignment counted those seconds as restoring (a trace: several times too
+    slow). Its rate is then timed from the last look before it began; the status's
+    expected catch-up and a Kafka Streams group's next rebalance
+    (``segue.operator.kstreams.answer``) are timed from it."""
     before = held.progress if held else {}
     out: dict[str, Progress] = {}
     for member, roles in request.current.items():
