@@ -33,7 +33,7 @@ from typing import Any
 from bench.fleet.cluster import create_topics, fleet_stack, operator_identity, operator_requests
 from bench.fleet.observe import HZ, FleetView, cpu_ticks, machine_busy, rss_mib
 from bench.fleet.stats import cpu_percent, rate
-from bench.fleet.trials import progress, scale_trials, summary
+from bench.fleet.trials import scale_trials, summary
 from bench.operator.cluster import new_namespace
 from segue.operator.api import GROUP, PLURAL, VERSION
 from segue.stack.process import ManagedProcess, free_port
@@ -43,6 +43,10 @@ INPUT = "fleet-input"
 STORE = "store"
 PODS = 4
 TASKS = 4
+
+
+def progress(message: str) -> None:
+    print(f"[{time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
 
 
 def app_name(i: int) -> str:
@@ -159,7 +163,10 @@ def measure(bench: Bench, size: int, args: argparse.Namespace) -> dict[str, Any]
     idle = meter.read()
     progress(f"  settled: {asdict(idle)}")
     meter = Meter(bench.api, bench.pid, bench.stub)
-    samples = scale_trials(bench.view, bench.custom, NAMESPACE, apps, pods=PODS, args=args)
+    samples = scale_trials(
+        bench.view, bench.custom, NAMESPACE, apps, pods=PODS, samples=args.samples,
+        every=args.every, timeout=args.timeout, say=progress,
+    )  # fmt: skip
     busy = meter.read()
     result = summary(samples)
     progress(f"  scaling: {asdict(busy)}; latency {json.dumps(result)}")

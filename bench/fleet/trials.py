@@ -1,24 +1,20 @@
 """The timed scales of the fleet benchmark (:mod:`.run`): scales sent through the
-``/scale`` subresource one every few seconds on settled apps, each timed from the
-request to the watch event of the app's next published generation (:mod:`.observe`),
-and their percentiles (:mod:`.stats`)."""
+``/scale`` subresource at a fixed pace on settled apps, each timed from the request to
+the watch event of the app's next published generation (:mod:`.observe`), and their
+percentiles (:mod:`.stats`)."""
 
 from __future__ import annotations
 
 import random
-import sys
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from bench.fleet.observe import FleetView
 from bench.fleet.stats import percentile
 from segue.operator.api import GROUP, PLURAL, VERSION
-
-
-def progress(message: str) -> None:
-    print(f"[{time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
 
 
 @dataclass
@@ -36,11 +32,20 @@ def scale(custom: Any, namespace: str, app: str, replicas: int) -> None:
 
 
 def scale_trials(
-    view: FleetView, custom: Any, namespace: str, apps: list[str], *, pods: int, args: Any
+    view: FleetView,
+    custom: Any,
+    namespace: str,
+    apps: list[str],
+    *,
+    pods: int,
+    samples: int,
+    every: float,
+    timeout: float,
+    say: Callable[[str], None],
 ) -> list[Sample]:
-    """``args.samples`` scales, one every ``args.every`` s, each timed in its own thread:
-    an app of ``pods`` pods goes to ``pods + 1``, one of ``pods + 1`` back."""
-    timeout = args.timeout
+    """``samples`` scales, one every ``every`` s, each timed in its own thread (up to
+    ``timeout`` s): an app of ``pods`` pods goes to ``pods + 1``, one of ``pods + 1`` back;
+    ``say`` gets a line every 25 sent."""
     results: list[Sample] = []
     busy: set[str] = set()
     lock = threading.Lock()
@@ -65,7 +70,7 @@ def scale_trials(
             busy.discard(app)
 
     threads = []
-    for n in range(args.samples):
+    for n in range(samples):
         with lock:
             idle = [a for a in apps if a not in busy and view.balanced(a)]
         while not idle:
@@ -79,8 +84,8 @@ def scale_trials(
         thread.start()
         threads.append(thread)
         if (n + 1) % 25 == 0:
-            progress(f"  {n + 1}/{args.samples} scales sent")
-        time.sleep(args.every)
+            say(f"  {n + 1}/{samples} scales sent")
+        time.sleep(every)
     for thread in threads:
         thread.join(timeout + 5)
     return results
