@@ -152,6 +152,12 @@ def read_log(text: str) -> PodLog:
             (tasks if isinstance(event, TaskEvent) else restores).append(event)  # type: ignore[arg-type]
         elif FALLBACK in line:
             fallbacks.append(line.strip())
-        elif " ERROR " in line or "Exception" in line:
+        elif is_error(line):
             errors.append(line.strip())
     return PodLog(tasks, restores, fallbacks, errors)
+
+
+def is_error(line: str) -> bool:
+    """An ERROR line or an exception's, not an INFO line that names one (the group
+    coordinator's "rebalance failed due to ... (RebalanceInProgressException)")."""
+    return " ERROR " in line or ("Exception" in line and " INFO " not in line)

@@ -23,6 +23,7 @@ from .events import (
     TaskEvent,
     assignor_verdict,
     held,
+    is_error,
     last_change,
     parse_line,
 )
@@ -32,6 +33,11 @@ from .events import restored_records as _restored
 JAVA = Path(__file__).resolve().parent / "java"
 LOGGING = [
     "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
+    "-Dorg.slf4j.simpleLogger.showDateTime=true",
+    "-Dorg.slf4j.simpleLogger.dateTimeFormat=HH:mm:ss.SSS",
+    # the group's joins and syncs, timed: where a rebalance waits (docs/benchmarks.md)
+    "-Dorg.slf4j.simpleLogger.log.org.apache.kafka.clients.consumer.internals."
+    "ConsumerCoordinator=info",
     "-Dorg.slf4j.simpleLogger.log.org.apache.kafka.streams.processor.internals."
     "StreamsPartitionAssignor=info",
 ]
@@ -89,7 +95,7 @@ class Instance:
             verdict = assignor_verdict(line)
             if verdict is not None:
                 self.verdicts.append((time.time(), verdict))
-            if " ERROR " in line or "Exception" in line:
+            if is_error(line):
                 self.errors.append(line.strip())
 
     def stop(self) -> None:

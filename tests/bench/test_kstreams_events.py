@@ -13,6 +13,7 @@ from bench.kstreams.events import (
     TaskEvent,
     assignor_verdict,
     held,
+    is_error,
     last_change,
     parse_line,
     peak_stateful,
@@ -76,6 +77,18 @@ def test_the_assignors_verdicts() -> None:
     assert assignor_verdict(prefix + STABLE + ".") is True
     assert assignor_verdict(prefix + UNSTABLE + ".") is False
     assert assignor_verdict(prefix + "Assigned tasks [0_0] to clients as: ...") is None
+
+
+def test_errors_are_error_lines_and_exceptions_not_info_lines_that_name_one() -> None:
+    at = "17:47:25.190 [StreamThread-1] "
+    assert is_error(at + "ERROR o.a.k.s.KafkaStreams - stream-client [x] crashed")
+    assert is_error("java.lang.IllegalStateException: boom")
+    assert is_error("\tat org.apache.kafka.streams.Foo(Exception.java:1)")
+    assert not is_error(
+        at + "INFO o.a.k.c.c.i.ConsumerCoordinator - Request joining group due to: rebalance "
+        "failed due to 'The group is rebalancing' (RebalanceInProgressException)"
+    )
+    assert not is_error(at + "INFO o.a.k.c.c.i.ConsumerCoordinator - (Re-)joining group")
 
 
 def test_balance_peak_and_restores_from_an_instances_reports() -> None:
