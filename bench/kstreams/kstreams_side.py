@@ -40,6 +40,8 @@ LOGGING = [
     "ConsumerCoordinator=info",
     "-Dorg.slf4j.simpleLogger.log.org.apache.kafka.streams.processor.internals."
     "StreamsPartitionAssignor=info",
+    # when each instance triggers the follow-up rebalance it was asked for
+    "-Dorg.slf4j.simpleLogger.log.org.apache.kafka.streams.processor.internals.StreamThread=info",
 ]
 
 

@@ -95,12 +95,29 @@ def properties(path: Path) -> Path:
     return path
 
 
+def flight_recording(directory: Path | None) -> list[str]:
+    """JFR in every instance, one file per JVM in ``directory``, written when it exits:
+    what each stream thread waited on during a rebalance (docs/benchmarks.md)."""
+    if directory is None:
+        return []
+    directory.mkdir(parents=True, exist_ok=True)
+    return [f"-XX:StartFlightRecording=filename={directory.resolve()}/,dumponexit=true"]
+
+
 class PluginApp:
     """One ``runtime: kafka-streams`` StreamApp under a fresh operator in its own
     namespace, on fresh topics."""
 
     def __init__(
-        self, stack: Any, api: Any, *, namespace: str, replicas: int, probing_ms: int, work: Path
+        self,
+        stack: Any,
+        api: Any,
+        *,
+        namespace: str,
+        replicas: int,
+        probing_ms: int,
+        work: Path,
+        jfr: Path | None = None,
     ) -> None:
         bootstrap = stack.kafka.bootstrap_servers
         tag = uuid.uuid4().hex[:6]
@@ -114,7 +131,7 @@ class PluginApp:
             "probing-ms": str(probing_ms),
             "properties": str(properties(work / "streams.properties")),
         }
-        command = ["java", "-Xmx512m", *LOGGING, "-cp", classpath()]
+        command = ["java", "-Xmx512m", *LOGGING, *flight_recording(jfr), "-cp", classpath()]
         command += ["segue.bench.WordCountInstance", *(f"{k}={v}" for k, v in java.items())]
         self.body = streamapp(
             NAME,
@@ -193,7 +210,13 @@ def run_plugin(
     namespace = f"ks-plugin-{before}-{after}-{uuid.uuid4().hex[:4]}"
     new_namespace(api, namespace)
     app = PluginApp(
-        stack, api, namespace=namespace, replicas=before, probing_ms=args.probing_ms, work=work
+        stack,
+        api,
+        namespace=namespace,
+        replicas=before,
+        probing_ms=args.probing_ms,
+        work=work,
+        jfr=work / "jfr" if args.jfr else None,
     )
     load = Workload(stack.kafka.bootstrap_servers, app.source, app.output, args)
     counted: list[int] = []

@@ -14,7 +14,7 @@ exact. Build the Java side first: ``bash bench/kstreams/run.sh`` does both (the 
 jar, ``kstreams/``, is built by the driver when the plugin side runs).
 
     .venv/bin/python -m bench.kstreams.run [--words 240000] [--rate 300] [--probing-ms 60000]
-        [--sides kstreams,segue,plugin] [--scales 2:3 3:6] [--runs 1] [--workdir DIR]
+        [--sides kstreams,segue,plugin] [--scales 2:3 3:6] [--runs 1] [--workdir DIR] [--jfr]
 """
 
 from __future__ import annotations
@@ -226,6 +226,12 @@ def cli() -> None:
         "--workdir", type=Path, help="keep the instances' and the operator's logs here"
     )
     parser.add_argument("--runs", type=int, default=1, help="runs of each side and scale")
+    parser.add_argument(
+        "--jfr",
+        action="store_true",
+        help="Kafka Streams + Segue's instances record with JFR, into each run's jfr/ "
+        "(under --workdir)",
+    )
     parser.add_argument("--markdown", type=Path, help="also write the table here")
     args = parser.parse_args()
     args.sides = list(dict.fromkeys(s for group in args.sides for s in group))

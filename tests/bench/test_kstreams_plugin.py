@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import argparse
 from datetime import datetime
+from pathlib import Path
 
 from bench.kstreams.events import FALLBACK, read_log
 from bench.kstreams.measure import Lateness
 from bench.kstreams.moves import Moves
-from bench.kstreams.plugin_side import fallbacks
+from bench.kstreams.plugin_side import fallbacks, flight_recording
 from bench.kstreams.report import Row, table
 
 LOG = "\n".join(
@@ -92,3 +93,11 @@ def test_the_table_gives_the_plugin_side_its_rebalances_and_its_ratio_to_kafka_s
     assert lines[7].split("|")[-3].strip() == "4"
     assert lines[8].startswith("| 2->3 | KS + Segue / KS | | 0.05 | 1.00 |")
     assert "4 rebalances; plugin fallbacks in the pods' logs: 0" in rows[0].describe()
+
+
+def test_a_flight_recording_is_asked_for_only_with_a_directory(tmp_path: Path) -> None:
+    assert flight_recording(None) == []
+    options = flight_recording(tmp_path / "run-1" / "jfr")
+    where = tmp_path.resolve() / "run-1" / "jfr"
+    assert options == [f"-XX:StartFlightRecording=filename={where}/,dumponexit=true"]
+    assert (tmp_path / "run-1" / "jfr").is_dir()  # JFR writes one file per JVM into it

@@ -7,8 +7,9 @@ import java.util.Map;
  * The Java agent the operator injects into a Kafka Streams pod
  * ({@code JAVA_TOOL_OPTIONS=-javaagent:<this jar>}): it puts the plugin on the app's
  * classpath (an agent jar is on it), so the app needs only its task.assignor.class line,
- * and starts {@link Endpoint}, which tells the operator what this instance is and how far
- * its copies are. It reads, it never changes the app.
+ * starts {@link Endpoint}, which tells the operator what this instance is and how far
+ * its copies are, and {@link Preload}, so that a new instance's first store does not hold
+ * a rebalance up. It reads, it never changes the app.
  */
 public final class Agent {
   static final String ENV_METRICS_PORT = "SEGUE_METRICS_PORT";
@@ -19,6 +20,7 @@ public final class Agent {
   private Agent() {}
 
   public static void premain(String args, Instrumentation instrumentation) {
+    Preload.start(ClassLoader.getSystemClassLoader());
     start(System.getenv());
   }
 
