@@ -10,7 +10,9 @@ package dev.segue.kstreams;
  * not rejoin the group, so every other member's tasks wait in the rebalance with it.
  * Loading it early costs the same once, before the instance holds anyone up. RocksJava's
  * own loader is idempotent and safe to race: whoever comes second waits for the first.
- * Nothing of the app changes; an app without RocksDB (in-memory stores only) is left alone.
+ * Nothing of the app changes. An app without RocksDB (in-memory stores only) is left
+ * alone, and so is one whose own class loader holds it (a jar nested in a jar): Kafka
+ * Streams then loads it as before.
  */
 final class Preload {
   static final String ROCKSDB = "org.rocksdb.RocksDB";
@@ -33,7 +35,7 @@ final class Preload {
       Class<?> rocksdb = Class.forName(ROCKSDB, true, loader);
       rocksdb.getMethod("loadLibrary").invoke(null);
     } catch (ClassNotFoundException e) {
-      return "no RocksDB on the classpath: nothing to preload";
+      return "RocksDB is not on the class path: nothing to preload";
     } catch (ReflectiveOperationException | LinkageError e) {
       // Kafka Streams will try again itself when it opens a store, and say what fails then
       return "RocksDB's native library was not preloaded: " + e;

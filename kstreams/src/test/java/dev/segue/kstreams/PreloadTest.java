@@ -20,7 +20,7 @@ class PreloadTest {
   @Test
   void leavesAnAppWithoutRocksDbAlone() throws Exception {
     try (URLClassLoader none = new URLClassLoader(new URL[0], null)) {
-      assertEquals("no RocksDB on the classpath: nothing to preload", Preload.rocksdb(none));
+      assertEquals("RocksDB is not on the class path: nothing to preload", Preload.rocksdb(none));
     }
   }
 
