@@ -234,6 +234,8 @@ def cli() -> None:
     )
     parser.add_argument("--markdown", type=Path, help="also write the table here")
     args = parser.parse_args()
+    if args.jfr and args.workdir is None:  # the recordings would go with the temporary dir
+        parser.error("--jfr keeps its recordings under --workdir: give one")
     args.sides = list(dict.fromkeys(s for group in args.sides for s in group))
     rows = main(args, print)
     text = table(rows, args)
