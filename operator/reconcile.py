@@ -109,6 +109,7 @@ class Reconciler:
             sample = input_sample(observed)
         except KafkaObserveError as exc:  # the step marks the signal unknown
             log.warning("%s/%s: no autoscaling sample: %s", namespace, name, exc)
+            self._samples[uid] = remember(window, None)  # no rate across the gap
             return str(exc)
         if sample is None:
             return None
@@ -194,6 +195,20 @@ class Reconciler:
             plan = self.answer(namespace, name, uid, observed, plan)
         return plan
 
+    def kafka_unavailable(self, target: Target, exc: KafkaObserveError) -> Next:
+        """Kafka unreachable or refusing us (a wrong password, say): no decision without
+        its offsets. Said in Degraded; the next step that reaches Kafka clears it. The
+        signal goes unknown and its window is dropped: no rate spans the gap."""
+        namespace, name = target.namespace, target.name
+        self.metrics.errors.labels(namespace, name, type(exc).__name__).inc()
+        log.warning("%s/%s: Kafka unavailable: %s", namespace, name, exc)
+        self.actor.refuse(
+            target, KAFKA_UNAVAILABLE, str(exc), time.time(), [replication_unreadable(str(exc))]
+        )
+        self.signals.mark_unknown(namespace, name, f"Kafka unavailable: {exc}")
+        self._samples[target.uid] = remember(self._samples.get(target.uid, ()), None)
+        return Next(self.settings.error_backoff)
+
     def step(self, namespace: str, name: str, pods: Mapping[str, PodState]) -> Next:
         """One step; when to take the next. Raises :class:`Gone`."""
         started = time.monotonic()
@@ -232,15 +247,7 @@ class Reconciler:
             self.actor.refuse(target, "AssignmentUnreadable", str(exc), time.time())
             return Next(self.settings.idle_interval)
         except KafkaObserveError as exc:
-            # Kafka unreachable or refusing us (a wrong password, say): no decision without
-            # its offsets. Said in Degraded; the next step that reaches Kafka clears it.
-            self.metrics.errors.labels(namespace, name, type(exc).__name__).inc()
-            log.warning("%s/%s: Kafka unavailable: %s", namespace, name, exc)
-            self.actor.refuse(
-                target, KAFKA_UNAVAILABLE, str(exc), time.time(), [replication_unreadable(str(exc))]
-            )
-            self.signals.mark_unknown(namespace, name, f"Kafka unavailable: {exc}")
-            return Next(self.settings.error_backoff)
+            return self.kafka_unavailable(target, exc)
         target = replace(target, app=app, secret_keys=observed.secret_keys)
         unread = self.signal(namespace, app, target.uid, observed)
         self.actor.ensure_access(target)

@@ -63,6 +63,24 @@ def test_window_keeps_at_least_its_span_and_resets_when_time_goes_back() -> None
     assert remember(history, sample(1, (0, 0), (0, 0))) == (sample(1, (0, 0), (0, 0)),)
 
 
+def test_no_rate_spans_a_look_that_could_not_read_kafka() -> None:
+    """400 records/s, then 30 s in which Kafka could not be read (the producer stalled
+    too), then the first look after it: paired with the last one before, that look reads
+    as a trickle of input and an HPA would scale down on it."""
+    history: tuple[Sample, ...] = ()
+    for t in range(0, 16):
+        history = remember(history, sample(t, (200 * t, 200 * t), (200 * t, 200 * t), a=0))
+    assert rates(history).input_rate == pytest.approx(400)
+    after = sample(46, (3200, 3200), (3200, 3200), a=0)  # the producer not caught up yet
+    assert rates(remember(history, after)).input_rate < 100  # the hazard, were it kept
+    history = remember(history, None)
+    assert history == ()
+    history = remember(history, after)
+    assert history == (after,)  # no rate from one sample: the signal stays unknown
+    caught_up = sample(47, (9400, 9400), (3200, 3200), a=0)
+    assert rates(remember(history, caught_up)).input_rate == pytest.approx(12400)
+
+
 def test_capacity_is_measured_only_while_behind_and_per_active_member() -> None:
     behind = (
         sample(0, (10_000, 10_000), (0, 0), a=0, b=0),
