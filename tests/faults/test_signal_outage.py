@@ -142,9 +142,20 @@ def test_an_hpa_never_scales_down_on_a_signal_kafka_could_not_give(
         # the HPA said why it held (its next sync after the broker is back clears it)
         assert "False FailedGetExternalMetric" in {s.scaling for s in seen}, seen
 
-        served_again = lambda: through_apiserver(kube, path)[0] == 200  # noqa: E731
+        first: list[float] = []  # the first value served again
+
+        def served_again() -> bool:
+            value = current()
+            if value is not None:
+                first.append(value)
+            return bool(first)
+
         back = wait_for("the metric served again", served_again, 120, why)
         assert replicas(apps, "wc") >= before, why()
+        # a rate from looks after the outage, not across it: the input's producer stalled
+        # with the broker and catches up, so a window spanning the gap reads a trickle
+        # (seen in CI: 0.108 served, the HPA scaling 4 -> 1)
+        assert first[0] >= before / 2, f"{first[0]} served first after the outage\n{why()}"
     finally:
         sent = producer.stop()
     total = sum(sent.values())
