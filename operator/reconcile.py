@@ -25,7 +25,7 @@ from segue.operator.act.actor import Actor, Target
 from segue.operator.act.apply import Conflict
 from segue.operator.act.history import HistoryProducer
 from segue.operator.api import GROUP, PLURAL, VERSION, InvalidStreamApp, StreamApp
-from segue.operator.autoscale import Sample, SignalBoard, compute, remember
+from segue.operator.autoscale import WINDOW_SECONDS, SignalBoard, Window, compute, remember
 from segue.operator.history import Seen, step_record
 from segue.operator.kstreams.answer import answered
 from segue.operator.kstreams.seen import GroupsSeen
@@ -50,7 +50,8 @@ NO_AGENT = (
 
 log = logging.getLogger("segue.operator")
 
-# StreamApp annotation: seconds the autoscaling signal gives a backlog to drain
+# why the metric stays unknown for a window after an outage (autoscale.sample.Window)
+REGAINING = "measuring the input again after Kafka was unavailable"
 SAMPLE_EVERY = 1.0  # seconds: at most one signal sample (three admin calls) per app per second
 
 
@@ -79,7 +80,7 @@ class Reconciler:
             api_client, metrics, settings.leader_election.identity, settings.kstreams_agent
         )
         self.signals = SignalBoard()  # what the metrics and the external metrics API read
-        self._samples: dict[str, tuple[Sample, ...]] = {}  # app uid -> the signal's window
+        self._samples: dict[str, Window] = {}  # app uid -> the signal's window
         self.history = HistoryProducer(settings.history_topic, metrics)
         self._seen: dict[str, Seen | None] = {}  # app uid -> its last history record's basis
         self.groups = GroupsSeen()  # Kafka Streams apps: rebalances counted, fallbacks said
@@ -101,8 +102,8 @@ class Reconciler:
         and why is returned: the step says it in the status, then marks the signal
         unknown, so no reader sees the metric unknown while the status still says
         ``KafkaReplicated`` ``True``."""
-        window = self._samples.get(uid, ())
-        if window and observed.world.now - window[-1].time < SAMPLE_EVERY:
+        window = self._samples.get(uid, Window())
+        if window.samples and observed.world.now - window.samples[-1].time < SAMPLE_EVERY:
             return None
         name = app.metadata["name"]
         try:
@@ -114,13 +115,16 @@ class Reconciler:
         if sample is None:
             return None
         window = self._samples[uid] = remember(window, sample)
-        if len(window) < 2:
-            return None  # no rate from one sample
+        if not window.ready:  # no rate from one sample, nor yet after a gap
+            if window.regaining:
+                span = f"{window.span:.0f} of {WINDOW_SECONDS:.0f} s"
+                self.signals.mark_unknown(namespace, name, f"{REGAINING} ({span})")
+            return None
         signal = compute(
             namespace,
             name,
             app.spec.replicas,
-            window,
+            window.samples,
             previous=self.signals.get(namespace, name),
             catch_up_seconds=app.spec.autoscaling.catch_up_seconds,
         )
@@ -206,7 +210,7 @@ class Reconciler:
             target, KAFKA_UNAVAILABLE, str(exc), time.time(), [replication_unreadable(str(exc))]
         )
         self.signals.mark_unknown(namespace, name, f"Kafka unavailable: {exc}")
-        self._samples[target.uid] = remember(self._samples.get(target.uid, ()), None)
+        self._samples[target.uid] = remember(Window(), None)
         return Next(self.settings.error_backoff)
 
     def step(self, namespace: str, name: str, pods: Mapping[str, PodState]) -> Next:

@@ -9,7 +9,7 @@ two can never disagree. docs/autoscaling.md writes the maths down.
 
 from segue.operator.autoscale.board import AppSignal, SignalBoard
 from segue.operator.autoscale.rates import Rates, counter_increase, rates
-from segue.operator.autoscale.sample import WINDOW_SECONDS, Sample, remember
+from segue.operator.autoscale.sample import WINDOW_SECONDS, Sample, Window, remember
 from segue.operator.autoscale.signal import CATCH_UP_SECONDS, catch_up, compute
 
 __all__ = [
@@ -19,6 +19,7 @@ __all__ = [
     "Rates",
     "Sample",
     "SignalBoard",
+    "Window",
     "catch_up",
     "compute",
     "counter_increase",

@@ -44,25 +44,45 @@ class Sample:
         return sum(max(0, end - self.committed.get(p, end)) for p, end in self.log_end.items())
 
 
-def remember(
-    history: tuple[Sample, ...], new: Sample | None, seconds: float = WINDOW_SECONDS
-) -> tuple[Sample, ...]:
-    """``history`` with ``new`` appended and what fell out of the window dropped.
+@dataclass(frozen=True)
+class Window:
+    """The samples a rate is taken over, oldest first. ``regaining``: a look could not
+    read Kafka since the last rate, and the window does not yet span ``seconds``."""
+
+    samples: tuple[Sample, ...] = ()
+    regaining: bool = False
+
+    @property
+    def span(self) -> float:
+        return self.samples[-1].time - self.samples[0].time if self.samples else 0.0
+
+    @property
+    def ready(self) -> bool:
+        """A rate may be taken: two samples, and after a gap a whole window. Across a
+        broker's outage the input's producers stall, then reconnect and catch up; a
+        rate over the first seconds after it measures that, not the input."""
+        return len(self.samples) >= 2 and not self.regaining
+
+
+def remember(window: Window, new: Sample | None, seconds: float = WINDOW_SECONDS) -> Window:
+    """``window`` with ``new`` appended and what fell out of it dropped.
 
     Keeps the newest sample at or before ``new.time - seconds`` as the window's start,
     so the span is ``seconds`` once there is that much history. A sample not after the
     last one (a clock stepped back) starts a new history: no rate across it.
 
-    ``new`` is ``None`` when a look could not read Kafka: the history is dropped, so
-    no rate spans the gap. Across a broker's outage the input's producers stall and
-    then catch up; the first sample after it, paired with the last before, read as a
-    trickle of input (seen in CI: 0.108 members needed of 4, and an HPA scaling to 1)."""
+    ``new`` is ``None`` when a look could not read Kafka: the samples are dropped, so no
+    rate spans the gap (paired with the last sample before an outage, the first after
+    it read as a trickle of input: seen in CI, 0.108 members needed of 4 and an HPA
+    scaling to 1), and the next rate waits for a whole window (:attr:`Window.ready`)."""
     if new is None:
-        return ()
+        return Window((), regaining=True)
+    history = window.samples
     if history and new.time <= history[-1].time:
-        return (new,)
+        return Window((new,), window.regaining)
     kept = (*history, new)
     start = new.time - seconds
     while len(kept) > 2 and kept[1].time <= start:
         kept = kept[1:]
-    return kept
+    regaining = window.regaining and kept[-1].time - kept[0].time < seconds
+    return Window(kept, regaining)

@@ -21,7 +21,7 @@ import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from segue.operator.autoscale import AppSignal, Sample, compute, remember
+from segue.operator.autoscale import AppSignal, Sample, Window, compute, remember
 
 from .hpa import HPA
 
@@ -97,7 +97,7 @@ def run(scenario: Scenario, metric: Metric, hpa: HPA, catch_up_seconds: float = 
     ready_at = {f"app-{i}": 0.0 for i in range(s.replicas)}  # pod -> when it takes over
     leaving: dict[str, float] = {}  # pod -> when it goes
     processed: dict[str, int] = dict.fromkeys(ready_at, 0)
-    spec, window, signal = s.replicas, (), None
+    spec, window, signal = s.replicas, Window(), None
     trace = Trace()
     ticks = round(s.duration / s.tick)
     for k in range(ticks + 1):
@@ -136,9 +136,14 @@ def run(scenario: Scenario, metric: Metric, hpa: HPA, catch_up_seconds: float = 
                 tasks=s.partitions,
             )
             window = remember(window, sample)
-            if len(window) >= 2:
+            if window.ready:
                 signal = compute(
-                    "ns", "app", spec, window, previous=signal, catch_up_seconds=catch_up_seconds
+                    "ns",
+                    "app",
+                    spec,
+                    window.samples,
+                    previous=signal,
+                    catch_up_seconds=catch_up_seconds,
                 )
         # the HPA's sync
         if k % round(s.hpa_every / s.tick) == round(7 / s.tick) % round(s.hpa_every / s.tick):

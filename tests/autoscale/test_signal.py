@@ -9,6 +9,7 @@ import pytest
 from segue.operator.autoscale import (
     AppSignal,
     Sample,
+    Window,
     catch_up,
     compute,
     counter_increase,
@@ -55,30 +56,46 @@ def test_a_new_member_is_a_baseline_not_work() -> None:
 
 
 def test_window_keeps_at_least_its_span_and_resets_when_time_goes_back() -> None:
-    history: tuple[Sample, ...] = ()
+    window = Window()
     for t in range(0, 40, 2):
-        history = remember(history, sample(t, (0, 0), (0, 0)), seconds=15)
-    assert history[-1].time - history[0].time >= 15
-    assert history[1].time > 38 - 15
-    assert remember(history, sample(1, (0, 0), (0, 0))) == (sample(1, (0, 0), (0, 0)),)
+        window = remember(window, sample(t, (0, 0), (0, 0)), seconds=15)
+    assert window.span >= 15
+    assert window.ready
+    assert window.samples[1].time > 38 - 15
+    back = remember(window, sample(1, (0, 0), (0, 0)))
+    assert back.samples == (sample(1, (0, 0), (0, 0)),)
+    assert not back.ready
 
 
 def test_no_rate_spans_a_look_that_could_not_read_kafka() -> None:
     """400 records/s, then 30 s in which Kafka could not be read (the producer stalled
-    too), then the first look after it: paired with the last one before, that look reads
-    as a trickle of input and an HPA would scale down on it."""
-    history: tuple[Sample, ...] = ()
+    too), then the looks after it: paired with the last one before, the first reads as a
+    trickle of input and an HPA would scale down on it. The next rate waits for a whole
+    window, over which the producer's catch-up is averaged out."""
+    window = Window()
     for t in range(0, 16):
-        history = remember(history, sample(t, (200 * t, 200 * t), (200 * t, 200 * t), a=0))
-    assert rates(history).input_rate == pytest.approx(400)
+        window = remember(window, sample(t, (200 * t, 200 * t), (200 * t, 200 * t), a=0))
+    assert window.ready
+    assert rates(window.samples).input_rate == pytest.approx(400)
     after = sample(46, (3200, 3200), (3200, 3200), a=0)  # the producer not caught up yet
-    assert rates(remember(history, after)).input_rate < 100  # the hazard, were it kept
-    history = remember(history, None)
-    assert history == ()
-    history = remember(history, after)
-    assert history == (after,)  # no rate from one sample: the signal stays unknown
-    caught_up = sample(47, (9400, 9400), (3200, 3200), a=0)
-    assert rates(remember(history, caught_up)).input_rate == pytest.approx(12400)
+    assert rates(remember(window, after).samples).input_rate < 100  # the hazard, were it kept
+    window = remember(window, None)
+    assert window == Window((), regaining=True)
+    assert not window.ready
+    # the producer reconnects, catches up (a burst), then writes 400/s again
+    for t, end in (
+        (46, 3200),
+        (47, 3400),
+        (48, 9400),
+        *((t, 9400 + 200 * (t - 48)) for t in range(49, 62)),
+    ):
+        window = remember(window, sample(t, (end, end), (end, end), a=0))
+        assert window.ready == (t - 46 >= 15), t
+    assert window.span == 15
+    assert rates(window.samples).input_rate == pytest.approx(
+        2 * (12000 - 3200) / 15
+    )  # both partitions, the burst in
+    assert not remember(window, None).ready
 
 
 def test_capacity_is_measured_only_while_behind_and_per_active_member() -> None:
