@@ -24,6 +24,15 @@ answer asks for one when there will be something to take up:
 - when settled: ``SETTLED_PROBE``, so a decision with no membership change behind it (a
   scale-down, a spec edit) is taken up within that bound, which also caps the wait for
   a learner.
+
+One case comes before all of these: an answer that gives a client an active task
+another client of the report still owns. Kafka's cooperative protocol takes such a
+task up in two rebalances: the owner revokes it in this one and rejoins at once, and the
+new owner gets it in the next, which waits for every member to join. The others learn
+of it only at their next heartbeat (3 s apart by default) or their own follow-up, and
+until the last has joined the task has no owner and every member that joined commits
+nothing (seen: the second rebalance of a 2 -> 3 handover waited 0.8 s for a member's
+1 s follow-up). So that answer asks every client to rejoin at once (``REVOKING``).
 """
 
 from __future__ import annotations
@@ -36,11 +45,12 @@ from segue.operator.kstreams.group import Group
 from segue.operator.scaling import Plan, Published, World
 from segue.operator.scaling.document import to_document
 from segue.protocol import encode
-from segue.protocol.kstreams import KafkaStreamsAnswer
+from segue.protocol.kstreams import GroupReport, KafkaStreamsAnswer
 
 BUSY_PROBE: Final = 1.0  # seconds to the next rebalance while something is in flight
 SETTLED_PROBE: Final = 15.0  # ... and while settled (the longest wait for a learner too)
 LEAD: Final = 1.0  # rebalance this long before a learner is expected caught up
+REVOKING: Final = 0.0  # ... and at once after one that revokes a task to move it
 
 
 def followup_at_ms(plan: Plan, world: World, unmapped: bool = False) -> int:
@@ -116,14 +126,25 @@ def answered(
         publish = Published(was.generation + 1, was.members, was.partition_map)
     # A client whose pod the generation does not list yet (a joiner the core has not
     # admitted) is left unmapped: the plugin gives it nothing, and would refuse the answer
-    answer = KafkaStreamsAnswer(
-        answers=report.id,
-        clients={c: m for c, m in clients.items() if m in publish.members},
-        followup_at_ms=followup_at_ms(
-            plan, world, any(c.process_id not in clients for c in report.clients)
-        ),
-    )
+    mapped = {c: m for c, m in clients.items() if m in publish.members}
+    if revokes(report, publish, mapped):
+        followup = round((world.now + REVOKING) * 1000)
+    else:
+        unmapped = any(c.process_id not in clients for c in report.clients)
+        followup = followup_at_ms(plan, world, unmapped)
+    answer = KafkaStreamsAnswer(answers=report.id, clients=mapped, followup_at_ms=followup)
     document = to_document(publish, world.application_id).model_copy(
         update={"kafka_streams": answer}
     )
     return replace(plan, publish=publish, document=encode(document), busy=True)
+
+
+def revokes(report: GroupReport, publish: Published, clients: Mapping[str, str]) -> bool:
+    """Some client is given an active task that another client of ``report`` still owns
+    (process id -> member: ``clients``): the task moves over two rebalances."""
+    owner = {t: c.process_id for c in report.clients for t in c.previous_active}
+    for client, member in clients.items():
+        for task in publish.members[member].active:
+            if owner.get(task, client) != client:
+                return True
+    return False
