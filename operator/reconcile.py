@@ -51,7 +51,10 @@ NO_AGENT = (
 log = logging.getLogger("segue.operator")
 
 # why the metric stays unknown for a window after an outage (autoscale.sample.Window)
-REGAINING = "measuring the input again after Kafka was unavailable"
+REGAINING = (
+    f"measuring the input again after Kafka was unavailable (a rate needs {WINDOW_SECONDS:.0f} s"
+    " of samples taken since)"
+)
 SAMPLE_EVERY = 1.0  # seconds: at most one signal sample (three admin calls) per app per second
 
 
@@ -117,8 +120,7 @@ class Reconciler:
         window = self._samples[uid] = remember(window, sample)
         if not window.ready:  # no rate from one sample, nor yet after a gap
             if window.regaining:
-                span = f"{window.span:.0f} of {WINDOW_SECONDS:.0f} s"
-                self.signals.mark_unknown(namespace, name, f"{REGAINING} ({span})")
+                self.signals.mark_unknown(namespace, name, REGAINING)
             return None
         signal = compute(
             namespace,

@@ -32,13 +32,17 @@ def to_status(signal: AppSignal) -> AutoscalingStatus:
         processed_records_per_second=round(signal.processing_rate, 3),
         seconds_to_catch_up=_finite(signal.seconds_to_catch_up),
         projected_seconds_to_catch_up=_finite(signal.projected_seconds_to_catch_up),
+        unknown=signal.unknown or None,
     )
 
 
 def due(previous: AutoscalingStatus | None, signal: AppSignal) -> bool:
-    """Write ``signal`` now? When none is there, it is ``REFRESH`` old, or the pods it
-    asks for (rounded up, as the HPA rounds) changed."""
+    """Write ``signal`` now? When none is there, it is ``REFRESH`` old, the pods it asks
+    for (rounded up, as the HPA rounds) changed, or whether it is known (so a standby
+    refuses it as the leader does)."""
     if previous is None:
+        return True
+    if (signal.unknown or None) != previous.unknown:
         return True
     if signal.time - from_timestamp(previous.observed_at) >= REFRESH:
         return True
@@ -64,4 +68,5 @@ def from_status(namespace: str, app: str, replicas: int, status: Any) -> AppSign
         if s.projected_seconds_to_catch_up is None
         else s.projected_seconds_to_catch_up,
         replicas_needed=s.replicas_needed,
+        unknown=s.unknown or "",
     )

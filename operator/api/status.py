@@ -194,6 +194,9 @@ class AutoscalingStatus(StatusModel):
     """At today's capacity; absent when it never catches up (input outruns processing)."""
     projected_seconds_to_catch_up: float | None = None
     """Once the handovers in flight have landed; absent when it never catches up."""
+    unknown: str | None = None
+    """Why the signal is not served as a value now (measuring the input again after
+    Kafka was unavailable); absent when it is."""
 
 
 class StreamAppStatus(StatusModel):

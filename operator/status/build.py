@@ -228,5 +228,8 @@ def screen(read: Read, rates: Rates, at: float) -> Screen:
         learners=learners(status, reports, rates, at),
         handovers=handovers(status, latest),
         events=latest[:RECENT_EVENTS],
-        replicas_needed=signal.replicas_needed if signal is not None else None,
+        # no number while the leader serves none (measuring the input again after an outage)
+        replicas_needed=signal.replicas_needed
+        if signal is not None and not signal.unknown
+        else None,
     )

@@ -34,3 +34,20 @@ def test_written_when_missing_stale_or_asking_for_other_pods_only() -> None:
     assert not due(first, signal(at=1000.0 + REFRESH / 2, replicas_needed=2.9))  # still 3 pods
     assert due(first, signal(at=1000.0 + REFRESH / 2, replicas_needed=3.1))  # now 4
     assert due(first, signal(at=1000.0 + REFRESH))
+
+
+def test_an_unknown_signal_is_written_and_read_back_unknown() -> None:
+    """While the leader measures the input again after an outage it serves no value; a
+    standby, answering from the status, must refuse it too."""
+    known = to_status(signal())
+    regaining = signal(unknown="measuring the input again")  # type: ignore[arg-type]
+    assert due(known, regaining)  # the same observation, now unknown: written at once
+    written = to_status(regaining)
+    assert written.unknown == "measuring the input again"
+    status = written.model_dump(mode="json", by_alias=True, exclude_none=True)
+    back = from_status("ns", "wc", 3, status)
+    assert back is not None
+    assert back.unknown == "measuring the input again"
+    assert not due(written, regaining)
+    assert due(written, signal(at=1001.0))  # known again
+    assert "unknown" not in to_status(signal()).model_dump(exclude_none=True)

@@ -264,3 +264,25 @@ def test_a_learning_member_with_no_task_named_yet_has_a_row_from_its_count() -> 
     assert (row.task, row.member, row.lag, row.source) == (None, "wc-2", 200, "members")
     assert row.rate == 100.0
     assert row.eta_seconds == 2.0
+
+
+def test_the_pods_needed_are_shown_only_while_the_signal_is_known() -> None:
+    signal = {
+        "observedAt": "2026-09-21T12:00:00Z", "replicasNeeded": 2.4, "lagRecords": 10,
+        "inputRecordsPerSecond": 100.0, "processedRecordsPerSecond": 100.0,
+    }  # fmt: skip
+    known = Read(
+        "wc",
+        "shop",
+        {"spec": {"replicas": 4}, "status": {**STATUS, "autoscaling": signal}},
+        PODS,
+        EVENTS,
+        {},
+    )
+    assert screen(known, Rates(), T0).replicas_needed == 2.4
+    assert "needs 2.4 pods" in render(screen(known, Rates(), T0))
+    unknown = {**signal, "unknown": "measuring the input again after Kafka was unavailable"}
+    obj = {"spec": {"replicas": 4}, "status": {**STATUS, "autoscaling": unknown}}
+    shown = screen(Read("wc", "shop", obj, PODS, EVENTS, {}), Rates(), T0)
+    assert shown.replicas_needed is None
+    assert "needs" not in render(shown)
