@@ -115,10 +115,8 @@ class Reconciler:
             log.warning("%s/%s: no autoscaling sample: %s", namespace, name, exc)
             self._samples[uid] = remember(window, None)  # no rate across the gap
             return str(exc)
-        if sample is None:
-            return None
-        window = self._samples[uid] = remember(window, sample)
-        if not window.ready:  # no rate from one sample, nor yet after a gap
+        window = self._samples[uid] = window if sample is None else remember(window, sample)
+        if sample is None or not window.ready:  # no rate from one sample, nor yet after a gap
             if window.regaining:
                 self.signals.mark_unknown(namespace, name, REGAINING)
             return None

@@ -84,5 +84,4 @@ def remember(window: Window, new: Sample | None, seconds: float = WINDOW_SECONDS
     start = new.time - seconds
     while len(kept) > 2 and kept[1].time <= start:
         kept = kept[1:]
-    regaining = window.regaining and kept[-1].time - kept[0].time < seconds
-    return Window(kept, regaining)
+    return Window(kept, window.regaining and Window(kept).span < seconds)
