@@ -26,6 +26,11 @@ from .scenario import HistoryRecord, PartitionsExpanded, PodLost, ScaleTo, Scena
 from .state import Cluster, Task, initial, pod_name
 from .steady import Linear, leap, linear
 
+# A tick computed by :func:`_leap` and not leapt, with the (instant, cluster version,
+# rate) it holds for: the next iteration reuses it unless a look or an event changed
+# the cluster (``Cluster.version``), which a busy look mostly does not.
+Kept = tuple[tuple[float, int, float], Linear | None] | None
+
 
 def simulate(
     scenario: Scenario,
@@ -39,6 +44,7 @@ def simulate(
     """Run ``scenario`` for its ``duration`` under ``controller``; what it cost.
     ``fast``: skip steady ticks in closed form (:mod:`.steady`; off when recording)."""
     del seed  # deterministic without it (see the module docstring)
+    fast = fast and record is None
     c = initial(scenario)
     meter = Meter()
     events = sorted(scenario.events, key=lambda e: e.at)
@@ -46,6 +52,7 @@ def simulate(
     stateful = {t for t, x in c.tasks.items() if x.stateful}
     steps = round(scenario.duration / tick)
     i = 0
+    kept: Kept = None
     while i < steps:
         now = i * tick
         while events and events[0].at <= now:
@@ -61,7 +68,7 @@ def simulate(
         rate = scenario.rate_at(now)
         # A linear tick is applied in closed form (exact: tests/pipeline/test_steady.py),
         # and the same regime then serves the leap that follows.
-        s = linear(c, now, tick, rate, controller.lag_floor) if fast and record is None else None
+        s = _linear(c, now, tick, rate, controller.lag_floor, kept=kept) if fast else None
         if (
             s is not None
             and s.ticks >= 1
@@ -79,8 +86,8 @@ def simulate(
         if record is not None:
             moved, nbytes = meter.handovers - handovers, meter.bytes - restored
             record(snapshot(c, now + tick, moved, nbytes, balanced=settled))
-        if fast and record is None:
-            i += _leap(
+        if fast:
+            k, kept = _leap(
                 c,
                 controller,
                 changes=changes,
@@ -91,6 +98,7 @@ def simulate(
                 meter=meter,
                 regime=s,
             )
+            i += k
     meter.late += sum(t.backlog for t in c.tasks.values())  # still waiting: late by now
     why = None
     if None in meter.balanced:
@@ -101,6 +109,15 @@ def simulate(
             or "balanced, but the policy still has work in flight"
         )
     return _outcome(scenario, controller.name, meter, why)
+
+
+def _linear(
+    c: Cluster, now: float, tick: float, rate: float, lag_floor: float, *, kept: Kept
+) -> Linear | None:
+    """The tick from ``now``, or the one :func:`_leap` kept for it if nothing changed since."""
+    if kept is not None and kept[0] == (now, c.version, rate):
+        return kept[1]
+    return linear(c, now, tick, rate, lag_floor)
 
 
 def _leap(
@@ -114,14 +131,16 @@ def _leap(
     rate: float,
     meter: Meter,
     regime: Linear | None = None,
-) -> int:
+) -> tuple[int, Kept]:
     """Skip the steady ticks from tick ``i`` up to the next one where something may
-    happen (an event or load step due, the controller's next look); how many.
+    happen (an event or load step due, the controller's next look); how many, and the
+    tick it computed for ``i`` if it skipped none (the next look may leave it standing).
     ``regime``: the linear tick just applied, still good for ``regime.ticks`` more."""
     now = i * tick
     s = regime if regime is not None else linear(c, now, tick, rate, controller.lag_floor)
+    kept: Kept = ((now, c.version, rate), s) if regime is None else None
     if s is None:
-        return 0
+        return 0, kept
     fixed = not any(s.waiting.values()) and not any(s.drift.values())
     until = min(controller.idle_until(c, now, backlogs_fixed=fixed), s.until, steps * tick)
     until = min([until, *(at for at in changes if at > now - tick)])
@@ -129,10 +148,10 @@ def _leap(
     k = min(steps, math.ceil(until / tick - 1e-9)) - i
     k = int(min(k, s.ticks))
     if k <= 0:
-        return 0
+        return 0, kept
     leap(c, s, k, tick, meter)
     controller.skipped(c, now, k, tick)
-    return k
+    return k, None
 
 
 def _happen(c: Cluster, event: ScaleTo | PodLost | PartitionsExpanded, maps: bool) -> None:
@@ -143,6 +162,7 @@ def _happen(c: Cluster, event: ScaleTo | PodLost | PartitionsExpanded, maps: boo
         c.delete(pod_name(c.app, event.ordinal))
     else:
         c.sources[event.subtopology] = event.partitions
+        c.version += 1
         like = next(t for t in c.tasks.values() if t.subtopology == event.subtopology)
         if maps and like.stateful:
             return  # the same tasks read more partitions: partition p -> task p mod count

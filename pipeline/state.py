@@ -57,6 +57,10 @@ class Cluster:
     _inflow: tuple[tuple[float, int], dict[str, float]] | None = field(
         default=None, repr=False, compare=False
     )
+    # Bumped by every change a controller or an event makes (a generation, a pod created
+    # or deleted, partitions added): physics alone moves the cluster between two bumps,
+    # so a tick computed for one instant still holds there if the version has not moved.
+    version: int = field(default=0, compare=False)
 
     def inflow(self, rate: float) -> dict[str, float]:
         """Input records/s per task: a sub-topology's total input (``rate`` per initial
@@ -85,13 +89,16 @@ class Cluster:
             if self.eager or owner.get(t) != p:
                 del self.running[t]
         self.published = new
+        self.version += 1
 
     def create(self, name: str, now: float) -> None:
         if name not in self.pods:
             self.pods[name] = Pod(name, now, now + self.startup_delay)
+            self.version += 1
 
     def delete(self, name: str) -> None:
         self.pods.pop(name, None)
+        self.version += 1
         for t, p in list(self.running.items()):
             if p == name:
                 del self.running[t]

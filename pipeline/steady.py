@@ -64,24 +64,29 @@ def linear(c: Cluster, now: float, tick: float, rate: float, lag_floor: float) -
     inflow = c.inflow(rate)
     held = c.published.members
     served: dict[str, str] = {}
+    tasks, pods = c.tasks, c.pods
     for t, owner in c.running.items():
-        pod = c.pods.get(owner)
-        if pod is not None and pod.up(now) and _lag(c, pod, t) < EPSILON:
-            served[t] = owner
+        pod = pods.get(owner)
+        if pod is None or now < pod.up_at:  # not pod.up(now), inlined: every tick asks
+            continue
+        x = tasks[t]
+        if not x.stateful or x.end - pod.restored.get(t, 0.0) < EPSILON:
+            served[t] = owner  # its store is current (_lag below EPSILON)
     backlogs = _backlogs(c, served, tick, inflow)
     if backlogs is None:
         return None
     processed, drift, late, late_slope, ticks = backlogs
     copies: list[Copy] = []
-    for name, pod in c.pods.items():
+    for name, pod in pods.items():
         roles = held.get(name)
-        if roles is None or not pod.up(now):
+        if roles is None or now < pod.up_at:
             continue  # holds nothing, or does nothing until it runs
         for t in roles.tasks():
-            task = c.tasks.get(t)
+            task = tasks.get(t)
             if task is None or not task.stateful or served.get(t) == name:
                 continue
-            lag = _lag(c, pod, t)
+            behind = task.end - pod.restored.get(t, 0.0)
+            lag = behind if behind > 0.0 else 0.0  # c.lag(pod, t), inlined
             grow = processed.get(t, 0.0) * task.changelog_ratio
             full = task.restore_rate * tick
             if abs(lag - grow) < EPSILON and grow <= full:
@@ -165,7 +170,3 @@ def leap(c: Cluster, s: Linear, k: int, tick: float, meter: Meter) -> None:
         c.tasks[t].backlog += k * per_tick
     meter.processed(k * done, late=k * s.late + s.late_slope * k * (k - 1) / 2)
     meter.tick(k * tick, unavailable=len(s.waiting), pods=len(c.pods))
-
-
-def _lag(c: Cluster, pod: Pod, task: str) -> float:
-    return c.lag(pod, task) if c.tasks[task].stateful else 0.0
