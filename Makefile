@@ -16,7 +16,7 @@ PYTEST_ARGS ?=
 # Extra `segue stack demo` arguments, e.g. make demo DEMO_ARGS=--quick
 DEMO_ARGS ?=
 
-.PHONY: demo test bench soak venv stack lint typecheck contracts gates crds kstreams
+.PHONY: demo test bench soak venv stack lint typecheck contracts gates crds kstreams compiled
 
 demo: venv stack
 	$(BIN)/segue stack demo $(DEMO_ARGS)
@@ -29,14 +29,26 @@ test: venv stack gates kstreams
 	fi; exit $$status
 
 # Benchmarks live here, not in tests: results and commands in docs/benchmarks.md.
-bench: venv stack
+bench: venv stack compiled
 	bash bench/assignor/run.sh --budget 60 --java-timeout 420
 	$(BIN)/python -m bench.worker.run_all
 	$(BIN)/python -m bench.operator.scaling
 	bash bench/kstreams/run.sh
 	$(BIN)/python -m bench.autoscale.signal
-	$(BIN)/python -m bench.pipeline.run --scenarios 10000 --single 2000 --policies eager,kip441,keda
+	PYTHONPATH=$(COMPILED) $(BIN)/python -m bench.pipeline.run --scenarios 10000 --single 2000
 	$(BIN)/python -m bench.pipeline.run --scenarios 500 --single 500
+
+# Segue compiled with mypyc (setup.py: the decision core and the simulator) into
+# $(COMPILED), beside the editable install, which stays interpreted: PYTHONPATH=$(COMPILED)
+# imports it instead (docs/pipeline.md, "The compiled build"). mypyc type-checks against
+# the runtime dependencies, so it builds in the venv (--no-build-isolation).
+COMPILED := $(CURDIR)/build/compiled
+compiled: $(COMPILED)/.built
+$(COMPILED)/.built: $(VENV)/.installed setup.py $(shell find src assignor operator pipeline protocol worker -name '*.py')
+	rm -rf $(COMPILED)
+	SEGUE_MYPYC=1 $(BIN)/pip install --quiet --disable-pip-version-check --no-build-isolation \
+	  --no-deps --target $(COMPILED) .
+	touch $@
 
 # Not in bench: half an hour of random scale events, pod kills and broker restarts.
 soak: venv stack

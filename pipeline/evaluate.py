@@ -13,7 +13,9 @@ one policy becomes a Failure for that policy, and the other policies' results st
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Iterable, Sequence
+from importlib.machinery import EXTENSION_SUFFIXES
 
 from pydantic import ValidationError
 
@@ -38,6 +40,13 @@ def unit_key(row: ScenarioRow) -> str:
     if isinstance(data, dict) and "spec_replicas" in data:  # a Scenario has no such field
         return f"history:{data.get('namespace', '')}/{data.get('app', '')}"
     return f"row:{row.source}:{row.unit}:{row.row}"
+
+
+def build() -> str:
+    """``compiled`` where the simulator was imported from mypyc's extension modules
+    (``SEGUE_MYPYC=1``, setup.py), else ``interpreted``: a benchmark says which it timed."""
+    origin = getattr(sys.modules[simulate.__module__], "__file__", None) or ""
+    return "compiled" if origin.endswith(tuple(EXTENSION_SUFFIXES)) else "interpreted"
 
 
 def evaluate_all(rows: Iterable[ScenarioRow], policies: Sequence[PolicySpec]) -> list[Evaluated]:

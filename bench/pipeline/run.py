@@ -5,9 +5,11 @@ in a plain loop, and the Spark job of ``segue simulate`` (``segue.pipeline.spark
 which maps ``evaluate_unit`` over its partitions. The single process may replay only
 the first ``--single`` scenarios (a rate is a rate; the fleet is a seeded prefix); the
 results it has must equal Spark's for those scenarios, metric for metric, or the run
-fails. Reported: scenarios/s each way, the speedup, and Spark's fixed cost (the JVM).
+fails. Reported: scenarios/s each way, the speedup, Spark's fixed cost (the JVM), and
+which build each side ran: the compiled one (``make compiled``; the Spark workers inherit
+``PYTHONPATH``) or the interpreted editable install.
 
-    .venv/bin/python -m bench.pipeline.run --scenarios 10000 --single 1000
+    PYTHONPATH=build/compiled .venv/bin/python -m bench.pipeline.run --scenarios 10000 --single 2000
 
 Results and the command: docs/benchmarks.md, "Pipeline".
 """
@@ -23,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from segue.pipeline.catalog import parse
-from segue.pipeline.evaluate import evaluate_all
+from segue.pipeline.evaluate import build, evaluate_all
 from segue.pipeline.fleet import fleet
 from segue.pipeline.report import write_report
 from segue.pipeline.rows import Result, ScenarioRow
@@ -50,6 +52,7 @@ def main() -> None:
         for i, s in enumerate(fleet(args.scenarios, args.seed))
     ]
 
+    print(f"build: {build()}")
     started = time.monotonic()
     alone = [asdict(r) for r in evaluate_all(rows[:single], specs) if isinstance(r, Result)]
     one_process = time.monotonic() - started
@@ -58,6 +61,8 @@ def main() -> None:
     started = time.monotonic()
     spark = session.build(args.master, (), {})
     jvm = time.monotonic() - started
+    workers = spark.sparkContext.parallelize([0], 1).map(lambda _: build()).collect()[0]
+    print(f"build of the Spark workers: {workers}")
     with tempfile.TemporaryDirectory() as out:
         started = time.monotonic()
         rdd = spark.sparkContext.parallelize(rows, max(1, min(len(rows), 64)))
@@ -76,6 +81,8 @@ def main() -> None:
         "single": single,
         "policies": [s.name for s in specs],
         "master": args.master,
+        "build": build(),
+        "spark_build": workers,
         "one_process_s": round(one_process, 2),
         "one_process_scenarios_per_s": round(single / one_process, 3),
         "spark_s": round(on_spark, 2),
@@ -103,9 +110,9 @@ def _table(n: dict[str, Any]) -> str:
         [
             "| run | scenarios | wall (s) | scenarios/s |",
             "|---|---|---|---|",
-            f"| one process | {n['single']:,} | {n['one_process_s']} | "
+            f"| one process, {n['build']} | {n['single']:,} | {n['one_process_s']} | "
             f"{n['one_process_scenarios_per_s']} |",
-            f"| Spark {n['master']} | {n['scenarios']:,} | {n['spark_s']} "
+            f"| Spark {n['master']}, {n['spark_build']} | {n['scenarios']:,} | {n['spark_s']} "
             f"(+{n['spark_jvm_start_s']} JVM) | {n['spark_scenarios_per_s']} |",
             f"| speedup | | | {n['speedup']}x |",
         ]

@@ -23,7 +23,7 @@ from segue.pipeline.state import Cluster
 
 from .eager import EagerController
 
-LAG_THRESHOLD = 10  # KEDA's default lagThreshold
+LAG_THRESHOLD = 10.0  # KEDA's default lagThreshold
 POLLING_INTERVAL = 30.0
 STABILIZATION_WINDOW = 300.0
 

@@ -1,0 +1,87 @@
+"""The optional compiled build: ``SEGUE_MYPYC=1 pip install .`` compiles the pure decision
+core and the what-if simulator with mypyc (docs/dependencies.md, "mypyc").
+
+Everything else about the distribution is in ``pyproject.toml``; without the variable
+this is a plain ``setup()`` and the package is pure Python (the editable dev install, the
+image). mypyc names a module by its path, so the mapped folders (``assignor/`` is
+``segue.assignor``, ...) are first copied under ``build/mypyc/src/segue/``; its mypy run
+reads ``[tool.mypy]`` as ``make typecheck`` does, and a module it compiles keeps its
+``.py`` beside the extension, which Python imports first.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tomllib
+from pathlib import Path
+
+from setuptools import setup
+
+ROOT = Path(__file__).resolve().parent
+STAGE = Path("build") / "mypyc"
+# Module globs, as mapped: the hot loops of `segue simulate` (bench/pipeline) and of each
+# of the operator's looks. Pydantic models and the CLIs stay interpreted.
+COMPILED = (
+    "segue/assignor/*.py",
+    "segue/operator/scaling/*.py",
+    "segue/pipeline/physics.py",
+    "segue/pipeline/state.py",
+    "segue/pipeline/steady.py",
+    "segue/pipeline/simulate.py",
+    "segue/pipeline/policies/*.py",
+)
+# Within those, kept interpreted: pydantic models, what runs once per command, and the
+# scaling core's model: `segue simulate` pickles its Policy to Spark's workers, and a
+# compiled frozen dataclass cannot be unpickled.
+INTERPRETED = {
+    "segue/assignor/__init__.py",
+    "segue/assignor/cli.py",
+    "segue/assignor/errors.py",
+    "segue/assignor/model.py",
+    "segue/operator/scaling/__init__.py",
+    "segue/operator/scaling/model.py",
+    "segue/pipeline/policies/__init__.py",
+}
+
+
+def _project() -> dict[str, object]:
+    return tomllib.loads((ROOT / "pyproject.toml").read_text())
+
+
+def _stage() -> list[str]:
+    """Copy every mapped package's files under ``build/mypyc/src``; those to compile."""
+    src = STAGE / "src"
+    shutil.rmtree(src, ignore_errors=True)
+    table = _project()["tool"]["setuptools"]["package-dir"]  # type: ignore[index]
+    for package, folder in table.items():
+        for path in (ROOT / folder).rglob("*.py"):
+            relative = path.relative_to(ROOT / folder)
+            if not all(part.isidentifier() for part in relative.with_suffix("").parts):
+                continue  # not importable (a build folder)
+            target = src.joinpath(*package.split("."), relative)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(path, target)
+    chosen = {p for pattern in COMPILED for p in src.glob(pattern)}
+    return sorted(str(p) for p in chosen if p.relative_to(src).as_posix() not in INTERPRETED)
+
+
+if os.environ.get("SEGUE_MYPYC") != "1":
+    setup()
+else:
+    try:
+        from mypyc.build import mypycify
+    except ImportError as missing:
+        raise SystemExit(
+            "SEGUE_MYPYC=1 compiles with mypyc, which type-checks against the runtime "
+            "dependencies: build in an environment that has them and the dev extra, with "
+            "--no-build-isolation (make compiled)"
+        ) from missing
+    os.environ["MYPYPATH"] = str(STAGE / "src")
+    flags = ["--explicit-package-bases", "--no-warn-unused-configs"]
+    flags += ["--cache-dir", str(STAGE / "cache")]
+    modules = mypycify([*flags, *_stage()], opt_level="3", target_dir=str(STAGE / "c"))
+    # setuptools packs whatever its build folder holds: this build's own, started empty,
+    # so no extension reaches a pure wheel built later in build/ and no stale one this.
+    shutil.rmtree(STAGE / "setuptools", ignore_errors=True)
+    setup(ext_modules=modules, options={"build": {"build_base": str(STAGE / "setuptools")}})
