@@ -45,12 +45,14 @@ def compiled() -> Path:
     return COMPILED
 
 
-def _replay(pythonpath: Path | None) -> dict[str, Any]:
+def _python(args: list[str], pythonpath: Path | None) -> subprocess.CompletedProcess[str]:
+    """This interpreter in the repository, with ``pythonpath`` first (None: the editable
+    install alone)."""
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     if pythonpath is not None:
         env["PYTHONPATH"] = str(pythonpath)
-    done = subprocess.run(
-        [sys.executable, "-c", REPLAY],
+    return subprocess.run(
+        [sys.executable, *args],
         cwd=ROOT,
         env=env,
         capture_output=True,
@@ -58,6 +60,10 @@ def _replay(pythonpath: Path | None) -> dict[str, Any]:
         timeout=600,
         check=False,
     )
+
+
+def _replay(pythonpath: Path | None) -> dict[str, Any]:
+    done = _python(["-c", REPLAY], pythonpath)
     assert done.returncode == 0, done.stderr
     out: dict[str, Any] = json.loads(done.stdout)
     return out
@@ -79,17 +85,8 @@ def test_spark_workers_run_the_compiled_build(compiled: Path, tmp_path: Path) ->
     """Through ``PYTHONPATH`` as make bench runs it: the workers unpickle the job's policies
     (a compiled frozen dataclass could not be) and replay on the compiled simulator."""
     numbers = tmp_path / "numbers.json"
-    env = {**os.environ, "PYTHONPATH": str(compiled)}
     bench = ["-m", "bench.pipeline.run", "--scenarios", "6", "--policies", "segue(),keda"]
-    done = subprocess.run(
-        [sys.executable, *bench, "--json", str(numbers)],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
+    done = _python([*bench, "--json", str(numbers)], compiled)
     assert done.returncode == 0, done.stdout + done.stderr[-4000:]
     ran = json.loads(numbers.read_text())
     assert (ran["build"], ran["spark_build"], ran["errors"]) == ("compiled", "compiled", 0)
