@@ -88,6 +88,9 @@ def policy(app: StreamApp) -> Policy:
         expansion_timeout=float(s.expansion_timeout_seconds),
         balance_tolerance=s.balance_tolerance,
         learner_promotion=s.learner_promotion,
+        # Each revoking round pauses a whole Kafka Streams group under exactly-once and
+        # waits for its slowest member: a new JVM is given actives once it is warm
+        warm_first=app.spec.runtime == "kafka-streams",
         retain_state=app.spec.state.retention == "Retain",
         max_unavailable=app.spec.rollout.max_unavailable,
     )

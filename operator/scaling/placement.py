@@ -5,9 +5,8 @@ translates. Lags follow docs/protocol.md: the operator's own reading of each cha
 last stable offset minus the offset a member reports for its copy (restored, or
 checkpointed on local disk), so a member that is slow to report looks behind, never
 ahead. Members named in the last generation but missing from ``members`` are gone, and
-the assignor hands their tasks at once to the most caught-up member. ``batch`` learner
-promotion (seed 000's ``learn.partial.rebalance=false``) holds back a member's handovers
-until all its learners are ready.
+the assignor hands their tasks at once to the most caught-up member. Which of the
+assignor's moves wait a generation or more is :mod:`.promotion`'s.
 """
 
 from __future__ import annotations
@@ -21,11 +20,11 @@ from segue.assignor import (
     assign,
     pick_leaving,
 )
-from segue.assignor.ids import parse_task_id
 from segue.protocol.tasks import TaskId
 
 from .inventory import Inventory
 from .model import PodObs, Policy, Published, Roles, World
+from .promotion import held_back
 
 
 def lags(world: World, inventory: Inventory, members: Iterable[str]) -> dict[str, dict[str, int]]:
@@ -173,36 +172,4 @@ def place(
         m: Roles(tuple(a.active), tuple(a.standby), tuple(a.learning))
         for m, a in decision.assignment.items()
     }
-    if policy.learner_promotion == "batch":
-        placed = _hold_back(placed, request, stalled)
-    return placed, decision
-
-
-def _hold_back(
-    placed: dict[str, Roles], request: AssignRequest, stalled: Mapping[str, Iterable[str]]
-) -> dict[str, Roles]:
-    """Undo this generation's handovers to members that still have learners restoring.
-
-    A learner its member cannot run restores nothing: waiting for it would hold the
-    batch forever, so it does not count (it is reported as Degraded instead)."""
-    owner = {t: m for m, held in request.current.items() for t in held.active}
-    result = dict(placed)
-    for m, roles in placed.items():
-        incoming = [t for t in roles.active if owner.get(t) not in (None, m) and owner[t] in placed]
-        stuck = set(stalled.get(m, ()))
-        if not incoming or not [t for t in roles.learning if t not in stuck]:
-            continue
-        for t in incoming:
-            back = result[owner[t]]
-            result[owner[t]] = Roles(
-                tuple(sorted((*back.active, t), key=parse_task_id)),
-                back.standby,
-                tuple(x for x in back.learning if x != t),
-            )
-        mine = result[m]
-        result[m] = Roles(
-            tuple(t for t in mine.active if t not in incoming),
-            mine.standby,
-            tuple(sorted((*mine.learning, *incoming), key=parse_task_id)),
-        )
-    return result
+    return held_back(placed, request, policy, stalled), decision

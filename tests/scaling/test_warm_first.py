@@ -1,0 +1,122 @@
+"""``Policy.warm_first`` (set for Kafka Streams apps): a new member runs no active task
+until its first handover, and its stateless tasks move with that handover, so a group
+takes them up in a round it pays anyway rather than in one of their own while the new
+JVMs are cold (docs/kafka-streams.md, "What happens at a rebalance")."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+
+from segue.operator.scaling import Policy, Published
+from segue.protocol.topology import SubTopologyDescription
+
+from .sim import Sim
+
+# WordCount's shape: a counting sub-topology with a store, fed by a stateless one
+WORDCOUNT = (
+    SubTopologyDescription(0, ("words",), ("counts",), ("wc-counts-changelog",)),
+    SubTopologyDescription(1, ("lines",)),
+)
+COUNTING = {f"0_{p}" for p in range(6)}
+SPLITTING = {f"1_{p}" for p in range(6)}
+
+
+def wordcount(warm_first: bool, replicas: int = 2) -> Sim:
+    policy = Policy(acceptable_recovery_lag=10, num_standby_replicas=1, warm_first=warm_first)
+    sim = Sim(
+        replicas=replicas,
+        policy=policy,
+        subtopologies=WORDCOUNT,
+        partitions={"words": 6, "lines": 6},
+        rate=100,  # ten looks to restore a copy from nothing
+    )
+    sim.run()
+    assert sim.plans[-1].assessment.phase == "Running"
+    return sim
+
+
+def generations(sim: Sim, start: int) -> list[Published]:
+    return [p.publish for p in sim.plans[start:] if p.publish is not None]
+
+
+def first_actives(gens: list[Published], member: str) -> tuple[int, set[str]]:
+    """The index of the first generation giving ``member`` active tasks, and those tasks."""
+    for i, g in enumerate(gens):
+        roles = g.members.get(member)
+        if roles is not None and roles.active:
+            return i, set(roles.active)
+    raise AssertionError(f"{member} never got an active task")
+
+
+def moves(sim: Sim, start: int) -> Counter[str]:
+    """How often each task changed its active owner in the generations from ``start`` on."""
+    changes: Counter[str] = Counter()
+    last: dict[str, str] = {}
+    for g in generations(sim, start):
+        for m, roles in g.members.items():
+            for t in roles.active:
+                if t in last and last[t] != m:
+                    changes[t] += 1
+                last[t] = m
+    return changes
+
+
+@pytest.mark.parametrize("before, after", [(2, 3), (3, 6)])
+def test_a_new_member_takes_its_stateless_tasks_with_its_first_handover(
+    before: int, after: int
+) -> None:
+    sim = wordcount(warm_first=True, replicas=before)
+    start = len(sim.plans)
+    sim.replicas = after
+    sim.run(120)
+    gens = generations(sim, start)
+    new = [f"wc-{i}" for i in range(before, after)]
+    for member in new:
+        index, tasks = first_actives(gens, member)
+        admitted = next(i for i, g in enumerate(gens) if member in g.members)
+        assert index > admitted, f"{member} ran actives in the generation admitting it"
+        # and until then it ran no active task
+        for g in gens[admitted:index]:
+            assert not g.members[member].active, (member, g.generation)
+    # no generation moves stateless tasks alone: they go with a handover
+    owner = {t: m for m, r in gens[0].members.items() for t in r.active}
+    for g in gens:
+        moved = {t for m, r in g.members.items() for t in r.active if owner.get(t, m) != m}
+        assert not moved or moved & COUNTING, f"generation {g.generation} moved only {moved}"
+        owner = {t: m for m, r in g.members.items() for t in r.active}
+    # nothing moved twice, every task has one owner, balanced three ways at the end
+    assert max(moves(sim, start).values()) == 1
+    owners = Counter(t for r in gens[-1].members.values() for t in r.active)
+    assert set(owners) == COUNTING | SPLITTING and set(owners.values()) == {1}
+    counts = sorted(len(set(r.active) & COUNTING) for m, r in gens[-1].members.items())
+    assert counts[-1] - counts[0] <= 1, counts
+    balanced = {c.type: c.status for c in sim.plans[-1].assessment.conditions}
+    assert balanced["Balanced"] == "True" and balanced["Scaling"] == "False"
+
+
+def test_without_it_stateless_tasks_move_in_the_generation_admitting_the_member() -> None:
+    """The default (Segue's own runtime): the same scale moves stateless tasks at once."""
+    sim = wordcount(warm_first=False)
+    start = len(sim.plans)
+    sim.replicas = 3
+    sim.run(120)
+    gens = generations(sim, start)
+    admitted = next(i for i, g in enumerate(gens) if "wc-2" in g.members)
+    assert set(gens[admitted].members["wc-2"].active) & SPLITTING
+
+
+def test_a_member_whose_learners_cannot_run_is_not_held_cold() -> None:
+    """Its learners restore nothing: waiting for them would hold its tasks forever."""
+    from segue.operator.scaling import TaskFault
+
+    sim = wordcount(warm_first=True)
+    sim.replicas = 3
+    sim.step()  # wc-2 is created
+    sim.pods["wc-2"].faults = {
+        f"0_{p}": TaskFault("StoreCorrupted", "cannot open") for p in range(6)
+    }
+    sim.run(40)
+    assert sim.published is not None
+    assert set(sim.published.members["wc-2"].active) & SPLITTING
