@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 import shutil
-import tomllib
+import sys
 from pathlib import Path
 
 from setuptools import setup
@@ -45,23 +45,18 @@ INTERPRETED = {
 }
 
 
-def _project() -> dict[str, object]:
-    return tomllib.loads((ROOT / "pyproject.toml").read_text())
-
-
 def _stage() -> list[str]:
-    """Copy every mapped package's files under ``build/mypyc/src``; those to compile."""
+    """Copy every mapped module under ``build/mypyc/src``; those to compile."""
+    sys.path.insert(0, str(ROOT / "tools"))
+    from typecheck import modules  # the one walk of the package-dir mapping
+
     src = STAGE / "src"
     shutil.rmtree(src, ignore_errors=True)
-    table = _project()["tool"]["setuptools"]["package-dir"]  # type: ignore[index]
-    for package, folder in table.items():
-        for path in (ROOT / folder).rglob("*.py"):
-            relative = path.relative_to(ROOT / folder)
-            if not all(part.isidentifier() for part in relative.with_suffix("").parts):
-                continue  # not importable (a build folder)
-            target = src.joinpath(*package.split("."), relative)
-            target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(path, target)
+    for path, module in modules((ROOT / "pyproject.toml",)).items():
+        *package, name = module.split(".") + (["__init__"] if path.name == "__init__.py" else [])
+        target = src.joinpath(*package, f"{name}.py")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(path, target)
     chosen = {p for pattern in COMPILED for p in src.glob(pattern)}
     return sorted(str(p) for p in chosen if p.relative_to(src).as_posix() not in INTERPRETED)
 

@@ -24,19 +24,21 @@ ROOT = Path(__file__).resolve().parents[1]
 PROJECTS = (ROOT / "pyproject.toml", ROOT / "stack" / "pyproject.toml")
 
 
-def mapping() -> dict[str, Path]:
-    """Package name -> its folder, from every project's ``[tool.setuptools.package-dir]``."""
+def mapping(projects: tuple[Path, ...] = PROJECTS) -> dict[str, Path]:
+    """Package name -> its folder, from each project's ``[tool.setuptools.package-dir]``."""
     out: dict[str, Path] = {}
-    for project in PROJECTS:
+    for project in projects:
         table = tomllib.loads(project.read_text())["tool"]["setuptools"]["package-dir"]
         out.update({name: (project.parent / folder).resolve() for name, folder in table.items()})
     return out
 
 
-def modules() -> dict[Path, str]:
-    """Every Python file under the mapping -> its module name (the deepest mapping wins)."""
+def modules(projects: tuple[Path, ...] = PROJECTS) -> dict[Path, str]:
+    """Every Python file under the mapping -> its module name (the deepest mapping wins);
+    also the walk ``setup.py`` stages the compiled build with."""
     found: dict[Path, str] = {}
-    for package, folder in sorted(mapping().items(), key=lambda item: item[0].count(".")):
+    table = mapping(projects)
+    for package, folder in sorted(table.items(), key=lambda item: item[0].count(".")):
         for path in sorted(folder.rglob("*.py")):
             parts = path.relative_to(folder).with_suffix("").parts
             if any(not part.isidentifier() for part in parts):
