@@ -36,7 +36,7 @@ class Policy:
     balance_tolerance: float = 0.0
     learner_promotion: LearnerPromotion = "eager"
     # A member takes its first active tasks with its first handover, once warm
-    # (:func:`.placement.place`); set for Kafka Streams apps
+    # (:mod:`.promotion`); set for Kafka Streams apps
     warm_first: bool = False
     retain_state: bool = False
     max_unavailable: int = 1  # spec.rollout: pods restarting onto a new template at once

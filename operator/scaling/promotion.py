@@ -102,9 +102,9 @@ def _hold_back(
     for m, incoming in held.items():
         for t in incoming:
             back = result[owner[t]]
-            result[owner[t]] = Roles(
+            result[owner[t]] = Roles(  # the owner keeps it: as its active, no other copy
                 tuple(sorted((*back.active, t), key=parse_task_id)),
-                back.standby,
+                tuple(x for x in back.standby if x != t),
                 tuple(x for x in back.learning if x != t),
             )
         mine = result[m]

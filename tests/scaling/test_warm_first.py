@@ -120,3 +120,24 @@ def test_a_member_whose_learners_cannot_run_is_not_held_cold() -> None:
     sim.run(40)
     assert sim.published is not None
     assert set(sim.published.members["wc-2"].active) & SPLITTING
+
+
+@pytest.mark.parametrize("promotion", ["eager", "batch"])
+@pytest.mark.parametrize("warm_first", [False, True])
+def test_a_held_move_leaves_each_task_once_per_member_and_one_owner(
+    promotion: str, warm_first: bool
+) -> None:
+    """A move held back leaves its task active on its owner and nowhere else as active,
+    and no member holds a task in two roles (its standby there is dropped)."""
+    sim = wordcount(warm_first=warm_first).with_policy(learner_promotion=promotion)
+    start = len(sim.plans)
+    sim.replicas = 3
+    sim.run(120)
+    for g in generations(sim, start):
+        owners = Counter(t for r in g.members.values() for t in r.active)
+        assert set(owners) == COUNTING | SPLITTING and set(owners.values()) == {1}, g
+        for m, r in g.members.items():
+            roles = Counter(r.tasks())
+            assert set(roles.values()) == {1}, (g.generation, m, r)
+            assert not set(r.learning) & SPLITTING and not set(r.standby) & SPLITTING
+    assert sim.plans[-1].assessment.phase == "Running"
