@@ -55,9 +55,7 @@ def basis(request: AssignRequest, policy: Policy) -> dict[str, str]:
         "capacity": _digest(
             tuple(sorted((m.id, m.capacity, m.rack or "") for m in request.members))
         ),
-        "spec": _spec_digest(
-            tuple(sorted(config.items())), policy.learner_promotion, policy.warm_first
-        ),
+        "spec": _spec_digest(tuple(sorted(config.items())), policy.learner_promotion),
     }
 
 
@@ -67,9 +65,8 @@ def _digest(rows: tuple[tuple[object, ...], ...]) -> str:
 
 
 @lru_cache(maxsize=64)
-def _spec_digest(config: tuple[tuple[str, object], ...], promotion: str, warm_first: bool) -> str:
-    # warm_first is named only when set, so the digests held before it existed still hold
-    return _sha256([dict(config), promotion, *(["warm_first"] if warm_first else [])])
+def _spec_digest(config: tuple[tuple[str, object], ...], promotion: str) -> str:
+    return _sha256([dict(config), promotion])
 
 
 def _sha256(value: object) -> str:
