@@ -63,7 +63,7 @@ def moves(sim: Sim, start: int) -> Counter[str]:
     return changes
 
 
-@pytest.mark.parametrize("before, after", [(2, 3), (3, 6)])
+@pytest.mark.parametrize(("before", "after"), [(2, 3), (3, 6)])
 def test_a_new_member_takes_its_stateless_tasks_with_its_first_handover(
     before: int, after: int
 ) -> None:
@@ -74,7 +74,7 @@ def test_a_new_member_takes_its_stateless_tasks_with_its_first_handover(
     gens = generations(sim, start)
     new = [f"wc-{i}" for i in range(before, after)]
     for member in new:
-        index, tasks = first_actives(gens, member)
+        index, _tasks = first_actives(gens, member)
         admitted = next(i for i, g in enumerate(gens) if member in g.members)
         assert index > admitted, f"{member} ran actives in the generation admitting it"
         # and until then it ran no active task
@@ -89,11 +89,13 @@ def test_a_new_member_takes_its_stateless_tasks_with_its_first_handover(
     # nothing moved twice, every task has one owner, balanced three ways at the end
     assert max(moves(sim, start).values()) == 1
     owners = Counter(t for r in gens[-1].members.values() for t in r.active)
-    assert set(owners) == COUNTING | SPLITTING and set(owners.values()) == {1}
+    assert set(owners) == COUNTING | SPLITTING
+    assert set(owners.values()) == {1}
     counts = sorted(len(set(r.active) & COUNTING) for m, r in gens[-1].members.items())
     assert counts[-1] - counts[0] <= 1, counts
     balanced = {c.type: c.status for c in sim.plans[-1].assessment.conditions}
-    assert balanced["Balanced"] == "True" and balanced["Scaling"] == "False"
+    assert balanced["Balanced"] == "True"
+    assert balanced["Scaling"] == "False"
 
 
 def test_without_it_stateless_tasks_move_in_the_generation_admitting_the_member() -> None:
@@ -135,9 +137,11 @@ def test_a_held_move_leaves_each_task_once_per_member_and_one_owner(
     sim.run(120)
     for g in generations(sim, start):
         owners = Counter(t for r in g.members.values() for t in r.active)
-        assert set(owners) == COUNTING | SPLITTING and set(owners.values()) == {1}, g
+        assert set(owners) == COUNTING | SPLITTING, g
+        assert set(owners.values()) == {1}, g
         for m, r in g.members.items():
             roles = Counter(r.tasks())
             assert set(roles.values()) == {1}, (g.generation, m, r)
-            assert not set(r.learning) & SPLITTING and not set(r.standby) & SPLITTING
+            assert not set(r.learning) & SPLITTING
+            assert not set(r.standby) & SPLITTING
     assert sim.plans[-1].assessment.phase == "Running"
