@@ -97,6 +97,14 @@ def replicas(
         b.stop()
 
 
+def _answers(operator: OperatorProcess) -> bool:
+    try:
+        operator.metrics()
+    except OSError:  # not listening yet
+        return False
+    return True
+
+
 def test_the_standby_takes_over_a_killed_leader_mid_scale_up(
     kube_api: Any,
     kafka: Any,
@@ -113,7 +121,9 @@ def test_the_standby_takes_over_a_killed_leader_mid_scale_up(
         why, before, producer = running(
             kafka, apps, a, pod_runner, body=body, source=source, replicas=2, lines=6000, rate=100
         )
-        assert "segue_operator_leader 0.0" in b.metrics()  # b stands by: it writes nothing
+        # b stands by: it writes nothing (its endpoint may still be starting on a busy machine)
+        wait_for("b's metrics", lambda: _answers(b), 60, b.logs)
+        assert "segue_operator_leader 0.0" in b.metrics()
         assert "segue_operator_leader 1.0" in a.metrics()
         try:
             apps.scale("wc", 4)
