@@ -13,6 +13,7 @@ from segue.operator.scaling import Policy, Published
 from segue.protocol.topology import SubTopologyDescription
 
 from .sim import Sim
+from .test_hold import owner_changes
 
 # WordCount's shape: a counting sub-topology with a store, fed by a stateless one
 WORDCOUNT = (
@@ -41,26 +42,13 @@ def generations(sim: Sim, start: int) -> list[Published]:
     return [p.publish for p in sim.plans[start:] if p.publish is not None]
 
 
-def first_actives(gens: list[Published], member: str) -> tuple[int, set[str]]:
-    """The index of the first generation giving ``member`` active tasks, and those tasks."""
+def first_active(gens: list[Published], member: str) -> int:
+    """The index of the first generation giving ``member`` an active task."""
     for i, g in enumerate(gens):
         roles = g.members.get(member)
         if roles is not None and roles.active:
-            return i, set(roles.active)
+            return i
     raise AssertionError(f"{member} never got an active task")
-
-
-def moves(sim: Sim, start: int) -> Counter[str]:
-    """How often each task changed its active owner in the generations from ``start`` on."""
-    changes: Counter[str] = Counter()
-    last: dict[str, str] = {}
-    for g in generations(sim, start):
-        for m, roles in g.members.items():
-            for t in roles.active:
-                if t in last and last[t] != m:
-                    changes[t] += 1
-                last[t] = m
-    return changes
 
 
 @pytest.mark.parametrize(("before", "after"), [(2, 3), (3, 6)])
@@ -74,7 +62,7 @@ def test_a_new_member_takes_its_stateless_tasks_with_its_first_handover(
     gens = generations(sim, start)
     new = [f"wc-{i}" for i in range(before, after)]
     for member in new:
-        index, _tasks = first_actives(gens, member)
+        index = first_active(gens, member)
         admitted = next(i for i, g in enumerate(gens) if member in g.members)
         assert index > admitted, f"{member} ran actives in the generation admitting it"
         # and until then it ran no active task
@@ -87,7 +75,7 @@ def test_a_new_member_takes_its_stateless_tasks_with_its_first_handover(
         assert not moved or moved & COUNTING, f"generation {g.generation} moved only {moved}"
         owner = {t: m for m, r in g.members.items() for t in r.active}
     # nothing moved twice, every task has one owner, balanced three ways at the end
-    assert max(moves(sim, start).values()) == 1
+    assert max(owner_changes(sim, start).values()) == 1
     owners = Counter(t for r in gens[-1].members.values() for t in r.active)
     assert set(owners) == COUNTING | SPLITTING
     assert set(owners.values()) == {1}
