@@ -26,6 +26,7 @@ from segue.operator.api import SecretRef, StreamApp
 from segue.operator.api.names import TEMPLATE_HASH_LABEL
 from segue.operator.autoscale import Sample, inputs
 from segue.operator.kstreams.agents import AgentPages
+from segue.operator.kstreams.answer import LEAD
 from segue.operator.kstreams.group import Group, read_group
 from segue.operator.kstreams.pods import clients, observe_pods
 from segue.operator.observe import (
@@ -91,6 +92,7 @@ def policy(app: StreamApp) -> Policy:
         # Each revoking round pauses a whole Kafka Streams group under exactly-once and
         # waits for its slowest member: a new JVM is given actives once it is warm
         warm_first=app.spec.runtime == "kafka-streams",
+        handover_lead=LEAD if app.spec.runtime == "kafka-streams" else 0.0,
         retain_state=app.spec.state.retention == "Retain",
         max_unavailable=app.spec.rollout.max_unavailable,
     )

@@ -11,7 +11,7 @@ record cache off, the same probing interval, which the plugin does not use) but 
 that ``properties`` file (the assignor and ``state.dir``), no static membership (the plugin
 does not support ``group.instance.id`` yet) and no state dir argument. The StreamApp's
 ``spec.scaling`` carries the HA assignor's numbers: acceptable lag 10,000, 2 warmups, one
-standby.
+standby; and ``learnerPromotion`` (``--learner-promotion``; the default ``eager``).
 
 *Balanced* is the operator's ``Balanced`` condition with every pod ready, as on the Segue
 side. Everything else comes from the instances' own task and restore events, as on the
@@ -118,6 +118,7 @@ class PluginApp:
         probing_ms: int,
         work: Path,
         jfr: Path | None = None,
+        learner_promotion: str = "eager",
     ) -> None:
         bootstrap = stack.kafka.bootstrap_servers
         tag = uuid.uuid4().hex[:6]
@@ -144,6 +145,7 @@ class PluginApp:
                 "maxWarmupReplicas": 2,
                 "numStandbyReplicas": 1,
                 "expansionTimeoutSeconds": 30,  # as the Segue side (the default)
+                "learnerPromotion": learner_promotion,
             },
         )
         self.body["spec"]["runtime"] = "kafka-streams"
@@ -217,6 +219,7 @@ def run_plugin(
         probing_ms=args.probing_ms,
         work=work,
         jfr=work / "jfr" if args.jfr else None,
+        learner_promotion=args.learner_promotion,
     )
     load = Workload(stack.kafka.bootstrap_servers, app.source, app.output, args)
     counted: list[int] = []

@@ -227,6 +227,13 @@ def cli() -> None:
     )
     parser.add_argument("--runs", type=int, default=1, help="runs of each side and scale")
     parser.add_argument(
+        "--learner-promotion",
+        choices=("eager", "batch"),
+        default="eager",
+        help="Kafka Streams + Segue's spec.scaling.learnerPromotion: eager hands each learner "
+        "over once caught up, batch a member's learners together (docs/kafka-streams.md)",
+    )
+    parser.add_argument(
         "--jfr",
         action="store_true",
         help="Kafka Streams + Segue's instances record with JFR, into each run's jfr/ "

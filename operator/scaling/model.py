@@ -38,6 +38,11 @@ class Policy:
     # A member takes its first active tasks with its first handover, once warm
     # (:mod:`.promotion`); set for Kafka Streams apps
     warm_first: bool = False
+    # A learner expected within the acceptable lag this many seconds from now, at its
+    # rate so far, counts as caught up, twice that when another is handed over anyway
+    # (:mod:`.hold`): Kafka Streams takes a handover up a rebalance after the answer, and
+    # the learner restores on meanwhile
+    handover_lead: float = 0.0
     retain_state: bool = False
     max_unavailable: int = 1  # spec.rollout: pods restarting onto a new template at once
 

@@ -172,4 +172,5 @@ def place(
         m: Roles(tuple(a.active), tuple(a.standby), tuple(a.learning))
         for m, a in decision.assignment.items()
     }
-    return held_back(placed, request, policy, stalled), decision
+    target = {m: t.active for m, t in decision.target.items()}
+    return held_back(placed, request, policy, stalled, target), decision

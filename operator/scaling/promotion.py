@@ -8,8 +8,8 @@ moves go ahead at the look whose rule lets them:
 
 - ``batch`` learner promotion (seed 000's ``learn.partial.rebalance=false``): a member's
   moves wait until all of its learners are ready;
-- ``Policy.warm_first`` (Kafka Streams apps): moves to cold members wait for the first
-  handover (``_Moves.cold`` says why).
+- ``Policy.warm_first`` (Kafka Streams apps): moves to a cold member wait for its own
+  first handover (``_Moves.cold`` says why).
 """
 
 from __future__ import annotations
@@ -27,17 +27,19 @@ def held_back(
     request: AssignRequest,
     policy: Policy,
     stalled: Mapping[str, Iterable[str]],
+    target: Mapping[str, Iterable[str]],
 ) -> dict[str, Roles]:
     """``placed`` with the moves ``policy`` says must wait undone (``stalled``: per
-    member, the tasks it reports it cannot run). Only ``placed`` changes, never the
-    target, so neither rule is part of what a held target is planned for."""
+    member, the tasks it reports it cannot run; ``target``: per member, its active tasks
+    in the balanced end state). Only ``placed`` changes, never the target, so neither
+    rule is part of what a held target is planned for."""
     if policy.learner_promotion != "batch" and not policy.warm_first:
         return placed
     moves = _Moves(request)
     if policy.learner_promotion == "batch":
         placed = moves.undo(placed, moves.batched(placed, stalled))
     if policy.warm_first:
-        placed = moves.undo(placed, moves.cold(placed, stalled))
+        placed = moves.undo(placed, moves.cold(placed, stalled, target))
     return placed
 
 
@@ -65,25 +67,43 @@ class _Moves:
         return {m: ts for m, ts in self.incoming(placed).items() if ts and restoring[m]}
 
     def cold(
-        self, placed: Mapping[str, Roles], stalled: Mapping[str, Iterable[str]]
+        self,
+        placed: Mapping[str, Roles],
+        stalled: Mapping[str, Iterable[str]],
+        target: Mapping[str, Iterable[str]],
     ) -> dict[str, list[str]]:
-        """``Policy.warm_first``: while learners restore, the moves to cold members
-        (running no active task yet) until a generation hands a stateful task over.
+        """``Policy.warm_first``: while learners restore, the moves to a cold member
+        (running no active task yet) wait for its own first handover; those to a member
+        the target gives no stateful task wait for anyone's.
 
         Why: a Kafka Streams group takes a moved task up over two rebalances, each
         waiting for its slowest member and, under exactly-once, pausing every task's
         output. A stateless task given to a new member in the generation that admits it
         costs such a round while the new JVMs are cold (seen: 1.1-2.6 s for one to
         rejoin, and the counting task the stateless one feeds paused while it warmed
-        up). Held back, it moves with the first handover, in a round the group takes
-        anyway."""
-        incoming = self.incoming(placed)
-        if any(self.stateful.intersection(ts) for ts in incoming.values()):
-            return {}  # a handover: everything held goes with it
-        if not any(_restoring(placed, stalled).values()):
+        up). Held back, it moves in a round the group takes anyway; with the member's
+        own handover, since in a keyed pipeline the stateless task often feeds the very
+        task handed over, whose output would otherwise pause twice (seen on 3 -> 6:
+        ``0_5`` moved with another member's handover, ``1_5`` two rounds later, output
+        partition 5 paused 7.1 s across both). Its first handover itself does not wait
+        for its other learners (each goes within 2 s of catching up, issue 25); ``batch``
+        promotion makes it wait, for one round instead of one per learner."""
+        restoring = _restoring(placed, stalled)
+        if not any(restoring.values()):
             return {}  # no learner to wait for
+        incoming = self.incoming(placed)
+        handover = any(self.stateful.intersection(ts) for ts in incoming.values())
         warm = set(self.owner.values())
-        return {m: ts for m, ts in incoming.items() if ts and m not in warm}
+        held = {}
+        for m, ts in incoming.items():
+            if not ts or m in warm or self.stateful.intersection(ts):
+                continue  # nothing to hold, not cold, or its own first handover
+            if placed[m].learning and not restoring[m]:
+                continue  # its learners cannot run: its handover would never come
+            if handover and not self.stateful.intersection(target.get(m, ())):
+                continue  # no stateful task comes to it: it goes with anyone's handover
+            held[m] = ts
+        return held
 
     def undo(self, placed: dict[str, Roles], held: Mapping[str, list[str]]) -> dict[str, Roles]:
         """Undo the moves ``held`` (member -> tasks): each task stays active on its owner,

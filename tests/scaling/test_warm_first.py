@@ -52,7 +52,7 @@ def first_active(gens: list[Published], member: str) -> int:
 
 
 @pytest.mark.parametrize(("before", "after"), [(2, 3), (3, 6)])
-def test_a_new_member_takes_its_stateless_tasks_with_its_first_handover(
+def test_a_new_member_takes_its_stateless_tasks_with_its_own_first_handover(
     before: int, after: int
 ) -> None:
     sim = wordcount(warm_first=True, replicas=before)
@@ -65,6 +65,9 @@ def test_a_new_member_takes_its_stateless_tasks_with_its_first_handover(
         index = first_active(gens, member)
         admitted = next(i for i, g in enumerate(gens) if member in g.members)
         assert index > admitted, f"{member} ran actives in the generation admitting it"
+        # its first actives include a counting task: its stateless ones came with its
+        # own first handover, not with another member's
+        assert set(gens[index].members[member].active) & COUNTING, (member, gens[index])
         # and until then it ran no active task
         for g in gens[admitted:index]:
             assert not g.members[member].active, (member, g.generation)
