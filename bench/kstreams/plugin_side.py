@@ -117,8 +117,8 @@ class PluginApp:
         replicas: int,
         probing_ms: int,
         work: Path,
+        learner_promotion: str,
         jfr: Path | None = None,
-        learner_promotion: str = "eager",
     ) -> None:
         bootstrap = stack.kafka.bootstrap_servers
         tag = uuid.uuid4().hex[:6]

@@ -73,8 +73,7 @@ def table(rows: list[Row], args: argparse.Namespace) -> str:
     head = (
         f"WordCount, 6 partitions, {args.words:,} distinct words prefilled, {args.rate:.0f} "
         f"lines/s while scaling; Kafka Streams probing.rebalance.interval.ms={args.probing_ms}; "
-        "Kafka Streams + Segue learnerPromotion="
-        f"{getattr(args, 'learner_promotion', 'eager')}; "
+        f"Kafka Streams + Segue learnerPromotion={args.learner_promotion}; "
         f"late = visible more than {LATE_AFTER:.0f} s after its input; handovers = counting "
         "tasks that changed hands (the fewest balance needs); rebalances = the group's, from "
         "the request until balanced (Kafka Streams: its leader's assignor verdicts; Kafka "

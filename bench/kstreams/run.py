@@ -198,7 +198,7 @@ def _sides(text: str) -> list[str]:
     return sides
 
 
-def cli() -> None:
+def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
@@ -240,6 +240,11 @@ def cli() -> None:
         "(under --workdir)",
     )
     parser.add_argument("--markdown", type=Path, help="also write the table here")
+    return parser
+
+
+def cli() -> None:
+    parser = build_parser()
     args = parser.parse_args()
     if args.jfr and args.workdir is None:  # the recordings would go with the temporary dir
         parser.error("--jfr keeps its recordings under --workdir: give one")

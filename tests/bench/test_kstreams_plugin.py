@@ -15,6 +15,8 @@ from bench.kstreams.measure import Lateness
 from bench.kstreams.moves import Moves
 from bench.kstreams.plugin_side import fallbacks, flight_recording
 from bench.kstreams.report import Row, table
+from bench.kstreams.run import build_parser
+from segue.operator.api.spec import Scaling
 
 LOG = "\n".join(
     [
@@ -78,7 +80,9 @@ def row(side: str, balanced: float, rebalances: int | None) -> Row:
 
 
 def test_the_table_gives_the_plugin_side_its_rebalances_and_its_ratio_to_kafka_streams() -> None:
-    args = argparse.Namespace(words=20_000, rate=300.0, probing_ms=60_000)
+    args = argparse.Namespace(
+        words=20_000, rate=300.0, probing_ms=60_000, learner_promotion="batch"
+    )
     rows = [
         row("Kafka Streams", 130.0, 4),
         row("Kafka Streams + Segue", 6.5, 3),
@@ -93,6 +97,18 @@ def test_the_table_gives_the_plugin_side_its_rebalances_and_its_ratio_to_kafka_s
     assert lines[7].split("|")[-3].strip() == "4"
     assert lines[8].startswith("| 2->3 | KS + Segue / KS | | 0.05 | 1.00 |")
     assert "4 rebalances; plugin fallbacks in the pods' logs: 0" in rows[0].describe()
+    assert "Kafka Streams + Segue learnerPromotion=batch;" in lines[0]
+
+
+def test_the_learner_promotion_flag_reaches_the_streamapp_the_bench_applies() -> None:
+    """``--learner-promotion batch`` as docs/benchmarks.md types it: a value the
+    StreamApp accepts, and eager (the API's default) without the flag."""
+    command = "--sides plugin --runs 3 --scales 2:3 3:6 --learner-promotion batch"
+    args = build_parser().parse_args([*command.split(), "--workdir", "DIR"])
+    assert args.learner_promotion == "batch"
+    scaling = Scaling.model_validate({"learnerPromotion": args.learner_promotion})
+    assert scaling.learner_promotion == "batch"
+    assert build_parser().parse_args([]).learner_promotion == Scaling().learner_promotion
 
 
 def test_a_flight_recording_is_asked_for_only_with_a_directory(tmp_path: Path) -> None:
