@@ -12,6 +12,7 @@ to that). docs/protocol.md is its prose; each module here is one part of it:
   assignment ConfigMap's name, labels, pod environment variables, ports and paths;
 - :mod:`.reports`: the metric names a worker exports and the operator scrapes;
 - :mod:`.topology`: the ``/topology`` document a worker serves;
+- :mod:`.probes`: how long a worker's liveness probe tolerates a failing ``/healthz``;
 - :mod:`.kstreams`: the Kafka Streams plugin's group report and the answer it is given
   (the operator-plugin contract; docs/kafka-streams.md);
 - :mod:`.history`: the history record the operator writes to Kafka and the what-if

@@ -46,8 +46,8 @@ from dataclasses import dataclass
 log = logging.getLogger(__name__)
 
 GRACE = 5.0  # seconds a call may run past its own timeout (unless the call says less)
-# Seconds a call may stay stuck past its bound before the worker exits: sooner than
-# the liveness probe (2 s x 6 failures, operator/act/objects.py) would restart it, and
+# Seconds a call may stay stuck past its bound before the worker exits: well before
+# the liveness probe (segue.protocol.probes, 40 s) would restart it, and
 # soon enough that a task owner left hanging by librdkafka after a broker restart
 # processes again within 15 s of the broker serving (docs/reliability.md).
 EXIT_AFTER = 2.0

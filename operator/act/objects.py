@@ -45,6 +45,7 @@ from segue.protocol.names import (
     assignment_configmap,
     kafka_env_name,
 )
+from segue.protocol.probes import LIVENESS_TOLERANCE_SECONDS, PERIOD_SECONDS
 
 WORKER_CONTAINER = "worker"
 WORKER_USER = 10001  # the image's USER (Dockerfile), numeric so runAsNonRoot can check it
@@ -143,7 +144,9 @@ def pod(
             else CONTAINER_SECURITY_CONTEXT
         ),
         "readinessProbe": _probe(READY_PATH, spec.metrics_port, failures=3),
-        "livenessProbe": _probe(HEALTH_PATH, spec.metrics_port, failures=6),
+        "livenessProbe": _probe(
+            HEALTH_PATH, spec.metrics_port, failures=LIVENESS_TOLERANCE_SECONDS // PERIOD_SECONDS
+        ),
     }
     for key, value in (
         ("command", template.command),
@@ -239,6 +242,6 @@ def _field_env(name: str, path: str) -> dict[str, Any]:
 def _probe(path: str, port: int, failures: int) -> dict[str, Any]:
     return {
         "httpGet": {"path": path, "port": port},
-        "periodSeconds": 2,
+        "periodSeconds": PERIOD_SECONDS,
         "failureThreshold": failures,
     }

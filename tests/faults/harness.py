@@ -45,6 +45,7 @@ __all__ = [
     "Owners",
     "Progress",
     "container_pid",
+    "exit_logs",
     "outage",
     "running_actives",
     "scaling_up",
@@ -266,3 +267,19 @@ def restarts(apps: Apps) -> dict[str, int]:
         name: sum(c.restart_count or 0 for c in pod.status.container_statuses or [])
         for name, pod in apps.pods(NAME).items()
     }
+
+
+def exit_logs(apps: Apps, exits: dict[str, int], lines: int = 30) -> str:
+    """The last lines each restarted pod's previous worker wrote (``kubectl logs
+    --previous``): why it exited, for a failing test's message."""
+    out = []
+    for pod, count in sorted(exits.items()):
+        if count:
+            try:
+                tail = apps.core.read_namespaced_pod_log(
+                    pod, apps.namespace, previous=True, tail_lines=lines
+                )
+            except Exception as exc:  # the message must still say which pod exited
+                tail = f"(no previous log: {exc})"
+            out.append(f"--- {pod}, before its restart:\n{tail}")
+    return "\n".join(out)

@@ -33,7 +33,7 @@ from segue.stack import KafkaCluster
 from segue.stack.apps import Apps
 from tests.operator.e2e import OperatorProcess, wait_for
 
-from .harness import NAME, FaultRun, Outage, outage, restarts, scaling_up, start
+from .harness import NAME, FaultRun, Outage, exit_logs, outage, restarts, scaling_up, start
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(900)]
 CRASH_DOWNTIME = 10.0
@@ -107,6 +107,7 @@ def test_three_brokers_fault_mid_scale_up(  # noqa: PLR0917 (fixtures)
         resumed = run.resumed(outages[-1].ended)
         balanced = run.balanced(4, timeout=240)
         exits = restarts(apps)
+        exited = exit_logs(apps, exits)
     finally:
         run.stop()
     print(
@@ -115,7 +116,7 @@ def test_three_brokers_fault_mid_scale_up(  # noqa: PLR0917 (fixtures)
         f"{exits}; {run.measured()}"
     )
     run.finish()
-    assert not any(exits.values()), f"workers exited across the fault: {exits}"
+    assert not any(exits.values()), f"workers exited across the fault: {exits}\n{exited}"
 
 
 def test_one_broker_gone_for_good_the_app_goes_on_and_the_status_says_why(
@@ -147,13 +148,14 @@ def test_one_broker_gone_for_good_the_app_goes_on_and_the_status_says_why(
         app = apps.get(NAME)
         reasons = {r for r, _ in apps.events(NAME)}
         exits = restarts(apps)
+        exited = exit_logs(apps, exits)
     finally:
         run.stop()
     assert f"on broker(s) {gone.node_id}" in message, message
     assert app["status"]["phase"] == "Running", app["status"]
     assert reason(apps, "Degraded") == "AsExpected", apps.condition(NAME, "Degraded")
     assert "UnderReplicated" in reasons
-    assert not any(exits.values()), f"workers exited after the broker's loss: {exits}"
+    assert not any(exits.values()), f"workers exited after the broker's loss: {exits}\n{exited}"
     print(
         f"\nbroker {gone.node_id} gone for good: KafkaReplicated False {said:.1f}s after; "
         f"every task committing again {resumed:.1f}s after ({resumed - BROKER_SESSION:.1f}s "

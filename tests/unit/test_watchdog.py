@@ -7,7 +7,17 @@ import time
 
 import pytest
 
-from segue.worker.watchdog import EXIT_STUCK, Overrun, Watchdog, monitor, must_exit
+from segue.protocol.probes import LIVENESS_TOLERANCE_SECONDS
+from segue.worker import fencing, kafka
+from segue.worker.watchdog import (
+    EXIT_AFTER,
+    EXIT_STUCK,
+    GRACE,
+    Overrun,
+    Watchdog,
+    monitor,
+    must_exit,
+)
 
 
 class Clock:
@@ -238,3 +248,14 @@ def test_a_spared_threads_stuck_call_fails_the_probes_but_never_exits() -> None:
     assert codes == [EXIT_STUCK]
     release.set()
     thread.join(5.0)
+
+
+def test_the_liveness_probe_outlasts_the_longest_call_the_loop_may_be_in() -> None:
+    """A stuck commit is the loop's to abandon once the loop is free: the loop's longest
+    bounded call plus the exit delay must end before the probe restarts the pod."""
+    dog = Watchdog()
+    longest = max(
+        dog.bound(t) for t in (fencing.INIT_TIMEOUT, kafka.COMMITTED_TIMEOUT, kafka.CLOSE_TIMEOUT)
+    )
+    assert longest == max(fencing.INIT_TIMEOUT, kafka.COMMITTED_TIMEOUT) + GRACE
+    assert longest + EXIT_AFTER + 1.0 < LIVENESS_TOLERANCE_SECONDS
