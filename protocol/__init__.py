@@ -14,7 +14,8 @@ to that). docs/protocol.md is its prose; each module here is one part of it:
 - :mod:`.topology`: the ``/topology`` document a worker serves;
 - :mod:`.probes`: how long a worker's liveness probe tolerates a failing ``/healthz``;
 - :mod:`.kstreams`: the Kafka Streams plugin's group report and the answer it is given
-  (the operator-plugin contract; docs/kafka-streams.md);
+  (the operator-plugin contract; docs/kafka-streams.md), and :mod:`.kstreams_answer`
+  which answer the plugin may use for a report;
 - :mod:`.history`: the history record the operator writes to Kafka and the what-if
   pipeline reads (the operator-pipeline contract).
 """

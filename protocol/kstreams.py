@@ -14,7 +14,8 @@ Both ConfigMaps are the app's own and named for it; the pods' ServiceAccount may
 the one and update the other, and nothing else (docs/kafka-streams.md, "Channel").
 Encoding is the assignment document's: gzipped compact JSON with sorted keys.
 ``tests/contracts/kstreams`` holds fixtures both sides' tests parse, and
-:func:`check_answer` is the plugin's ``Answers.check`` in the same words.
+:mod:`.kstreams_answer` judges an answer as the plugin's ``Answers.check`` does, in
+the same words.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from __future__ import annotations
 import base64
 import binascii
 from collections.abc import Iterable, Mapping
-from typing import Final, Literal, Protocol
+from typing import Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
@@ -88,6 +89,23 @@ class ReportedConfigs(_Model):
     probing_rebalance_interval_ms: int = Field(ge=0)
 
 
+class Applied(_Model):
+    """What the group leader's plugin returned for a report, written beside it once
+    Kafka Streams has its assignment: the generation of Segue's answer it mapped, or why
+    it fell back (then Kafka Streams' own assignor placed the tasks, and the operator
+    knows where they are only from the next report)."""
+
+    report: str = Field(min_length=1)
+    generation: int | None = Field(default=None, ge=1)
+    fallback: str | None = None
+
+    @model_validator(mode="after")
+    def _one_outcome(self) -> Applied:
+        if (self.generation is None) == (self.fallback is None):
+            raise ValueError("applied names a generation or a fallback, exactly one")
+        return self
+
+
 class GroupReport(_Model):
     version: Literal[1] = REPORT_VERSION
     application_id: str = Field(min_length=1)
@@ -96,6 +114,9 @@ class GroupReport(_Model):
     clients: tuple[ReportedClient, ...]
     tasks: tuple[ReportedTask, ...]
     configs: ReportedConfigs
+    # What the reporting leader's plugin last returned of Segue's (its generation and the
+    # report it was for); None in a new process or after a fallback. :func:`answers_next`
+    last_applied: Applied | None = None
 
     @model_validator(mode="after")
     def _consistent(self) -> GroupReport:
@@ -119,81 +140,9 @@ class KafkaStreamsAnswer(_Model):
     answers: str  # the GroupReport.id this generation was decided for
     clients: dict[str, str]  # process id -> member (pod name)
     followup_at_ms: int | None = None  # ask for a rebalance then (epoch ms)
-
-
-class Applied(_Model):
-    """What the group leader's plugin returned for a report, written beside it once
-    Kafka Streams has its assignment: the generation of Segue's answer it mapped, or why
-    it fell back (then Kafka Streams' own assignor placed the tasks, and the operator
-    knows where they are only from the next report)."""
-
-    report: str = Field(min_length=1)
-    generation: int | None = Field(default=None, ge=1)
-    fallback: str | None = None
-
-    @model_validator(mode="after")
-    def _one_outcome(self) -> Applied:
-        if (self.generation is None) == (self.fallback is None):
-            raise ValueError("applied names a generation or a fallback, exactly one")
-        return self
-
-
-class Members(Protocol):
-    """The assignment document's side of :func:`check_answer` (``document.MemberRoles``)."""
-
-    active: tuple[str, ...]
-    standby: tuple[str, ...]
-    learning: tuple[str, ...]
-
-
-def check_answer(
-    report: GroupReport,
-    members: Mapping[str, Members],
-    answer: KafkaStreamsAnswer | None,
-) -> list[str]:
-    """Why the plugin must not use an answer for ``report`` (empty: it may). The Java
-    side checks the same (``Answers.check``), on the same fixtures."""
-    if answer is None:
-        return ["the document has no kafka_streams answer"]
-    errors: list[str] = []
-    if answer.answers != report.id:
-        errors.append(f"it answers report {answer.answers}, not {report.id}")
-    mapped: dict[str, str] = {}
-    for client, member in sorted(answer.clients.items()):
-        if member not in members:
-            errors.append(
-                f"client {client} is mapped to {member}, which the document does not list"
-            )
-        elif member in mapped:
-            errors.append(f"clients {mapped[member]} and {client} are both mapped to {member}")
-        else:
-            mapped[member] = client
-    stateful = {t.id: t.stateful for t in report.tasks}
-    owner: dict[str, str] = {}
-    for member, roles in sorted(members.items()):
-        seen: set[str] = set()
-        for role in ("active", "standby", "learning"):
-            for task in getattr(roles, role):
-                if task in seen:
-                    errors.append(f"task {task} is in two roles on {member}")
-                seen.add(task)
-                if task not in stateful:
-                    errors.append(f"task {task} (on {member}) is not a task of the group")
-                elif role == "active" and task in owner:
-                    errors.append(
-                        f"task {task} is active on two members: {owner[task]} and {member}"
-                    )
-                elif role == "active":
-                    owner[task] = member
-                elif not stateful[task]:
-                    errors.append(f"task {task} is stateless: it can have no standby (on {member})")
-    errors += [f"task {t.id} has no active member" for t in report.tasks if t.id not in owner]
-    errors += [
-        f"{member} holds active tasks but no client of this report is mapped to it"
-        for member in sorted(set(owner.values()))
-        if member not in mapped
-    ]
-    return errors
+    # Set on an answer that revokes a task to move it: it also answers the next report,
+    # with the follow-up this long after that rebalance instead (:func:`answers_next`)
+    then_followup_after_ms: int | None = Field(default=None, ge=0)
 
 
 def answer_for(

@@ -32,7 +32,11 @@ new owner gets it in the next, which waits for every member to join. The others 
 of it only at their next heartbeat (3 s apart by default) or their own follow-up, and
 until the last has joined the task has no owner and every member that joined commits
 nothing (seen: the second rebalance of a 2 -> 3 handover waited 0.8 s for a member's
-1 s follow-up). So that answer asks every client to rejoin at once (``REVOKING``).
+1 s follow-up). So that answer asks every client to rejoin at once (``REVOKING``), and
+also answers that next rebalance (``then_followup_after_ms``, the follow-up it would have
+asked otherwise; ``segue.protocol.kstreams_answer.answers_next``): the leader takes the same
+placement up again without waiting for the operator, and a report it took up so needs
+no answer here.
 """
 
 from __future__ import annotations
@@ -46,6 +50,7 @@ from segue.operator.scaling import Plan, Published, World
 from segue.operator.scaling.document import to_document
 from segue.protocol import encode
 from segue.protocol.kstreams import GroupReport, KafkaStreamsAnswer
+from segue.protocol.kstreams_answer import answers_next
 
 BUSY_PROBE: Final = 1.0  # seconds to the next rebalance while something is in flight
 SETTLED_PROBE: Final = 15.0  # ... and while settled (the longest wait for a learner too)
@@ -57,17 +62,23 @@ def followup_at_ms(plan: Plan, world: World, unmapped: bool = False) -> int:
     return round((world.now + followup_delay(plan, world, unmapped)) * 1000)
 
 
-def followup_delay(plan: Plan, world: World, unmapped: bool = False) -> float:
+def followup_delay(
+    plan: Plan, world: World, unmapped: bool = False, taken_up: Published | None = None
+) -> float:
     """Seconds until the group should rebalance again (see the module's docstring);
-    ``unmapped``: the report has a client no pod's agent has named yet."""
+    ``unmapped``: the report has a client no pod's agent has named yet; ``taken_up``: the
+    delay once that generation runs and its handovers are done (a revoking answer's
+    ``then_followup_after_ms``, for the rebalance that hands its tasks over)."""
     if not plan.busy:
         return SETTLED_PROBE
-    memory, published = plan.memory, world.published
+    memory = plan.memory
+    published = world.published if taken_up is None else taken_up
+    # the core decided something new, or handed a task over: it is taken up first
+    in_flight = taken_up is None and (plan.publish is not None or bool(memory.handovers))
     if (
-        plan.publish is not None  # the core decided something new: it is taken up first
+        in_flight
         or plan.create_pods
         or plan.delete_pods
-        or memory.handovers
         or memory.absent
         or memory.rolling
         or published is None
@@ -90,8 +101,9 @@ def followup_delay(plan: Plan, world: World, unmapped: bool = False) -> float:
         if eta is None:
             return BUSY_PROBE
         waits.append(eta - LEAD)
-    if not waits:  # busy for a reason none of these explains: soon, as before
-        return BUSY_PROBE
+    if not waits:  # busy for a reason none of these explains: soon, as before; once
+        # the handovers are done, nothing is left to take up
+        return BUSY_PROBE if taken_up is None else SETTLED_PROBE
     return min(max(min(waits), BUSY_PROBE), SETTLED_PROBE)
 
 
@@ -118,21 +130,25 @@ def answered(
     report = group.report
     if report is None:
         return plan
-    publish = plan.publish
+    publish, was = plan.publish, world.published
     if publish is None:
-        if world.published is None or (previous is not None and previous.answers == report.id):
+        if was is None or (
+            previous is not None
+            and (previous.answers == report.id or answers_next(report, previous, was.generation))
+        ):
             return plan
-        was = world.published
         publish = Published(was.generation + 1, was.members, was.partition_map)
     # A client whose pod the generation does not list yet (a joiner the core has not
     # admitted) is left unmapped: the plugin gives it nothing, and would refuse the answer
     mapped = {c: m for c, m in clients.items() if m in publish.members}
-    if revokes(report, publish, mapped):
+    unmapped = any(c.process_id not in clients for c in report.clients)
+    followup, then = followup_at_ms(plan, world, unmapped), None
+    if revokes(report, publish, mapped):  # and the next rebalance's answer is this one
         followup = round((world.now + REVOKING) * 1000)
-    else:
-        unmapped = any(c.process_id not in clients for c in report.clients)
-        followup = followup_at_ms(plan, world, unmapped)
-    answer = KafkaStreamsAnswer(answers=report.id, clients=mapped, followup_at_ms=followup)
+        then = round(followup_delay(plan, world, unmapped, taken_up=publish) * 1000)
+    answer = KafkaStreamsAnswer(
+        answers=report.id, clients=mapped, followup_at_ms=followup, then_followup_after_ms=then
+    )
     document = to_document(publish, world.application_id).model_copy(
         update={"kafka_streams": answer}
     )

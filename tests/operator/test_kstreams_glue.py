@@ -177,6 +177,12 @@ def test_an_answer_that_moves_an_active_task_asks_every_client_to_rejoin_at_once
     moving = decode(answered(plan, w, Group(REPORT, None), None, clients).document or b"")
     assert moving.kafka_streams is not None
     assert moving.kafka_streams.followup_at_ms == round((w.now + REVOKING) * 1000)
+    # ... and answers the next one too, with the follow-up due once the handover is done
+    # (here nothing is left: the settled probe, not a rebalance a second after the handover)
+    assert moving.kafka_streams.then_followup_after_ms == round(
+        followup_delay(plan, w, taken_up=handover) * 1000
+    )
+    assert followup_delay(plan, w, taken_up=handover) == SETTLED_PROBE
     # the same roles on the clients that own them: nothing to revoke, the usual probe
     assert not revokes(REPORT, PUBLISHED, clients)
     kept = decode(
@@ -185,8 +191,35 @@ def test_an_answer_that_moves_an_active_task_asks_every_client_to_rejoin_at_once
     )
     assert kept.kafka_streams is not None
     assert kept.kafka_streams.followup_at_ms != round((w.now + REVOKING) * 1000)
+    assert kept.kafka_streams.then_followup_after_ms is None
     # a client the answer leaves unmapped gives nothing it owns: nothing is moved off it
     assert not revokes(REPORT, handover, {c: m for c, m in clients.items() if m != "wc-2"})
+
+
+def test_the_report_after_a_revoking_answer_is_left_to_the_leader_that_took_it_up() -> None:
+    """The plugin takes a revoking answer up again for the next report without waiting
+    (``answers_next``); the operator must not publish a renumbered copy for that one, and
+    must answer any other, which the plugin waits on."""
+    w = world(PUBLISHED, Applied(report="older", generation=PUBLISHED.generation))
+    plan = replace(decide(w), publish=None)
+    clients = {c.process_id: f"wc-{i}" for i, c in enumerate(REPORT.clients)}
+    revoking = KafkaStreamsAnswer(
+        answers="older", clients=clients, followup_at_ms=1, then_followup_after_ms=2
+    )
+    took_up = Applied(report="older", generation=PUBLISHED.generation)
+    after = REPORT.model_copy(update={"last_applied": took_up})
+    assert answered(plan, w, Group(after, None), revoking, clients) is plan
+    for other in (
+        REPORT,  # a leader that took up nothing of Segue's
+        REPORT.model_copy(update={"last_applied": Applied(report="newer", generation=4)}),
+    ):
+        out = answered(plan, w, Group(other, None), revoking, clients)
+        assert out.document is not None
+        answer = decode(out.document).kafka_streams
+        assert answer is not None
+        assert answer.answers == REPORT.id
+    not_revoking = revoking.model_copy(update={"then_followup_after_ms": None})
+    assert answered(plan, w, Group(after, None), not_revoking, clients).document is not None
 
 
 def test_no_report_no_answer() -> None:

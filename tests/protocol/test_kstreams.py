@@ -18,12 +18,12 @@ from segue.protocol.kstreams import (
     Applied,
     GroupReport,
     ReportError,
-    check_answer,
     decode_applied,
     decode_report,
     decode_report_configmap,
     encode_report,
 )
+from segue.protocol.kstreams_answer import answers_next, check_answer, followup_for
 from segue.protocol.names import group_configmap
 
 FIXTURES = Path(__file__).resolve().parents[1] / "contracts" / "kstreams"
@@ -67,6 +67,32 @@ def test_each_refused_answer_is_refused_naming_why(case: dict[str, Any]) -> None
     raw["kafka_streams"]["answers"] = case.get("answers", raw["kafka_streams"]["answers"])
     document = AssignmentDocument.model_validate(raw)
     assert case["error"] in check_answer(report, document.members, document.kafka_streams)
+
+
+@pytest.mark.parametrize("case", fixture("next.json"), ids=lambda c: c["name"])
+def test_a_revoking_answer_also_answers_the_next_report_once(case: dict[str, Any]) -> None:
+    """The report after the revoking one, where the new owner gets the task: the leader
+    takes the same placement up again without waiting (``answers_next``); the operator
+    leaves exactly those reports unanswered, so it must judge them as the plugin does."""
+    raw_report = fixture("report.json") | {"last_applied": case["last_applied"]}
+    report = GroupReport.model_validate(raw_report)
+    raw = fixture("answer.json")
+    raw["kafka_streams"]["answers"] = "7f3c2a10-0000"
+    raw["kafka_streams"]["then_followup_after_ms"] = case["then_followup_after_ms"]
+    raw["kafka_streams"]["clients"].pop(case.get("unmap", ""), None)
+    document = AssignmentDocument.model_validate(raw)
+    answer = document.kafka_streams
+    assert answer is not None
+    errors = check_answer(report, document.members, answer, document.generation)
+    if "error" in case:
+        assert case["error"] in errors
+        assert not answers_next(report, answer, document.generation)
+    else:
+        assert errors == []
+        assert answers_next(report, answer, document.generation)
+        assert followup_for(report, answer, case["now_ms"]) == case["followup_at_ms"]
+        # without the document's generation nothing answers a report but its own
+        assert check_answer(report, document.members, answer) != []
 
 
 def test_no_answer_at_all_is_refused() -> None:

@@ -22,7 +22,7 @@ import org.apache.kafka.streams.processor.assignment.ProcessId;
 /**
  * The operator's answer: an assignment document (segue.protocol.document) whose
  * kafka_streams part says which client is which member. {@link #check} refuses an answer
- * for the reasons segue.protocol.kstreams.check_answer gives, in the same words (the
+ * for the reasons segue.protocol.kstreams_answer.check_answer gives, in the same words (the
  * fixtures in tests/contracts/kstreams hold both sides to it); {@link #map} turns an
  * accepted one into Kafka Streams' assignment: a learner is a standby (a warm-up).
  */
@@ -40,6 +40,25 @@ final class Answers {
     }
   }
 
+  /**
+   * The revoking answer also answers the next report, once: the one by the leader that
+   * returned this generation for the report it answers, with exactly the clients it maps
+   * (segue.protocol.kstreams_answer.answers_next, where the why is written down).
+   */
+  static boolean answersNext(JsonNode report, JsonNode document) {
+    JsonNode answer = document.path("kafka_streams");
+    JsonNode applied = report.path("last_applied");
+    if (!answer.path("then_followup_after_ms").isIntegralNumber() || !applied.isObject()) {
+      return false;
+    }
+    Set<String> clients = new HashSet<>();
+    report.path("clients").forEach(c -> clients.add(c.path("process_id").asText()));
+    return applied.path("report").asText().equals(answer.path("answers").asText())
+        && applied.path("generation").isIntegralNumber()
+        && applied.path("generation").asLong() == document.path("generation").asLong()
+        && clients.equals(sorted(answer.path("clients")).keySet());
+  }
+
   /** Why the answer must not be used for this report (empty: it may be). */
   static List<String> check(JsonNode report, JsonNode document) {
     List<String> errors = new ArrayList<>();
@@ -50,7 +69,7 @@ final class Answers {
     }
     String answers = answer.path("answers").asText();
     String id = report.path("id").asText();
-    if (!answers.equals(id)) {
+    if (!answers.equals(id) && !answersNext(report, document)) {
       errors.add("it answers report " + answers + ", not " + id);
     }
     JsonNode members = document.path("members");
@@ -105,13 +124,22 @@ final class Answers {
   }
 
   /**
-   * Each client's tasks in an accepted answer; a client the answer does not map (one that
-   * joined after the operator decided) gets none, and every client the follow-up rebalance.
+   * Each client's tasks in an answer accepted for report {@code reportId}; a client the
+   * answer does not map (one that joined after the operator decided) gets none, and every
+   * client the follow-up rebalance: the answer's own, or then_followup_after_ms from
+   * {@code nowMs} for the report after the one it answers
+   * (segue.protocol.kstreams_answer.followup_for).
    */
-  static Map<ProcessId, KafkaStreamsAssignment> map(Set<ProcessId> clients, JsonNode document) {
+  static Map<ProcessId, KafkaStreamsAssignment> map(
+      Set<ProcessId> clients, JsonNode document, String reportId, long nowMs) {
     JsonNode answer = document.path("kafka_streams");
     Map<String, String> memberOf = sorted(answer.path("clients"));
     JsonNode followup = answer.path("followup_at_ms");
+    if (!answer.path("answers").asText().equals(reportId)) {
+      JsonNode after = answer.path("then_followup_after_ms");
+      followup = after.isIntegralNumber()
+          ? Reports.JSON.getNodeFactory().numberNode(nowMs + after.asLong()) : after;
+    }
     Map<ProcessId, KafkaStreamsAssignment> out = new TreeMap<>();
     for (ProcessId client : clients) {
       Set<AssignedTask> tasks = new HashSet<>();

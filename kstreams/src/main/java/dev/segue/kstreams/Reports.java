@@ -1,5 +1,6 @@
 package dev.segue.kstreams;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
 import com.fasterxml.jackson.databind.node.ArrayNode;
@@ -33,11 +34,26 @@ final class Reports {
 
   static ObjectNode report(
       String applicationId, String id, long nowMs, ApplicationState state) {
+    return report(applicationId, id, nowMs, state, null);
+  }
+
+  /**
+   * {@code lastApplied}: what this process's plugin last returned of Segue's (the applied
+   * record: report and generation), null if nothing since it started or a fallback since
+   * (segue.protocol.kstreams.GroupReport.last_applied).
+   */
+  static ObjectNode report(
+      String applicationId, String id, long nowMs, ApplicationState state, JsonNode lastApplied) {
     ObjectNode root = JSON.createObjectNode();
     root.put("version", 1);
     root.put("application_id", applicationId);
     root.put("id", id);
     root.put("reported_at_ms", nowMs);
+    if (lastApplied == null) {
+      root.putNull("last_applied");
+    } else {
+      root.set("last_applied", lastApplied);
+    }
     root.set("configs", configs(state.assignmentConfigs()));
     ArrayNode clients = root.putArray("clients");
     Map<ProcessId, KafkaStreamsState> states = new TreeMap<>(state.kafkaStreamsStates(true));

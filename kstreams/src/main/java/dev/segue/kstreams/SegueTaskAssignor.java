@@ -11,6 +11,7 @@ import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
 import org.apache.kafka.common.config.ConfigException;
 import org.apache.kafka.streams.processor.assignment.ApplicationState;
 import org.apache.kafka.streams.processor.assignment.KafkaStreamsAssignment;
@@ -40,6 +41,11 @@ public final class SegueTaskAssignor implements TaskAssignor {
   static final long DEFAULT_WAIT_MS = 5_000;
   static final String RETRY_CONFIG = "segue.fallback.retry.ms";
   static final long DEFAULT_RETRY_MS = 10_000;
+  // Under exactly-once no member of the group commits while the leader waits, and the
+  // operator answers in about 0.1 s: the document is read every 20 ms for the first
+  // second (one GET of one ConfigMap each), every 100 ms after that.
+  static final long FAST_POLL_MS = 20;
+  static final long FAST_FOR_MS = 1_000;
   static final long POLL_MS = 100;
 
   private static final Logger log = LoggerFactory.getLogger(SegueTaskAssignor.class);
@@ -47,7 +53,10 @@ public final class SegueTaskAssignor implements TaskAssignor {
   // Kafka Streams makes a new assignor for every rebalance: what must outlive one is static
   private static final AtomicBoolean FALLING_BACK = new AtomicBoolean();
   private static final AtomicBoolean SAID_OUTSIDE = new AtomicBoolean();
-  private static final AtomicBoolean APPLIED_FAILING = new AtomicBoolean();
+  // What this process last returned of Segue's (the applied record), for the next report,
+  // and the document it came from
+  private static final AtomicReference<JsonNode> LAST_APPLIED = new AtomicReference<>();
+  private static final AtomicReference<JsonNode> LAST_DOCUMENT = new AtomicReference<>();
 
   private Optional<Channel> channel = Optional.empty();
   private String applicationId = "";
@@ -127,11 +136,20 @@ public final class SegueTaskAssignor implements TaskAssignor {
       why = e.toString();
     }
     if (answer != null) {
-      publish(to, applied(id, answer.generation()));
+      String record = applied(id, answer.generation());
+      LAST_APPLIED.set(readTree(record));
+      LAST_DOCUMENT.set(answer.document());
+      if (answer.report() == null) {
+        Writes.applied(to, record);
+      } else {  // taken up again: nothing waits on its report, nor on this
+        Writes.later(to, id, answer.report(), record);
+      }
       return new TaskAssignment(answer.assignment().values());
     }
+    LAST_APPLIED.set(null);
+    LAST_DOCUMENT.set(null);
     TaskAssignment sticky = retried(fallBack(state, why));
-    publish(to, fellBack(id, why));
+    Writes.applied(to, fellBack(id, why));
     return sticky;
   }
 
@@ -170,6 +188,14 @@ public final class SegueTaskAssignor implements TaskAssignor {
     return record.toString();
   }
 
+  private static JsonNode readTree(String json) {
+    try {
+      return Reports.JSON.readTree(json);
+    } catch (java.io.IOException e) {
+      throw new java.io.UncheckedIOException(e);
+    }
+  }
+
   /** The applied record for a fallback: why, in the words the log uses. */
   static String fellBack(String report, String why) {
     ObjectNode record = Reports.JSON.createObjectNode();
@@ -178,29 +204,15 @@ public final class SegueTaskAssignor implements TaskAssignor {
     return record.toString();
   }
 
-  /**
-   * Writes the applied record; a failure costs the rebalance one bounded call and a warning
-   * once per episode, never the assignment: the next report tells the operator anyway.
-   */
-  private static void publish(Channel to, String json) {
-    try {
-      to.applied(json);
-      APPLIED_FAILING.set(false);
-    } catch (Exception e) {
-      if (e instanceof InterruptedException) {
-        Thread.currentThread().interrupt();
-      }
-      if (!APPLIED_FAILING.getAndSet(true)) {
-        log.warn("could not write what the plugin applied into the group ConfigMap ({}):"
-            + " the operator knows the group's placement only from the next report", e.toString());
-      }
-    }
-  }
-
   private Answer answered(Channel to, String id, ApplicationState state) throws Exception {
-    ObjectNode report = Reports.report(applicationId, id, clock.millis(), state);
-    to.report(id, Reports.encode(report));
-    long deadline = clock.millis() + waitMs;
+    ObjectNode report = Reports.report(applicationId, id, clock.millis(), state, LAST_APPLIED.get());
+    Answer again = takenUpAgain(to, id, report, state);
+    if (again != null) {
+      return again;
+    }
+    Writes.report(to, id, Reports.encode(report));
+    long asked = clock.millis();
+    long deadline = asked + waitMs;
     List<String> errors = List.of("no assignment document");
     while (true) {
       Optional<byte[]> blob = to.document();
@@ -213,7 +225,8 @@ public final class SegueTaskAssignor implements TaskAssignor {
             log.info("Segue answers again: it places the tasks from generation {}", generation);
           }
           return new Answer(
-              Answers.map(state.kafkaStreamsStates(false).keySet(), document), generation);
+              Answers.map(state.kafkaStreamsStates(false).keySet(), document, id, clock.millis()),
+              generation, document, null);
         }
         if (!errors.get(0).startsWith("it answers report")) {
           throw new Refused("the answer to report " + id + " is refused: "
@@ -224,12 +237,44 @@ public final class SegueTaskAssignor implements TaskAssignor {
         throw new Refused("no answer to report " + id + " within " + waitMs + " ms ("
             + errors.get(0) + ")");
       }
-      Thread.sleep(POLL_MS);
+      Thread.sleep(clock.millis() - asked < FAST_FOR_MS ? FAST_POLL_MS : POLL_MS);
     }
   }
 
-  /** A checked, mapped answer and the generation of the document it came from. */
-  private record Answer(Map<ProcessId, KafkaStreamsAssignment> assignment, long generation) {}
+  /**
+   * The revoking answer this process returned last, taken up again for this report
+   * (Answers.answersNext: the rebalance where the new owner gets the task), null if this
+   * report is not that one. The operator leaves such a report unanswered, so nothing waits
+   * on it: one read of the document (the operator may have published since), and the
+   * report and the applied record are written after the assignment is returned, in order.
+   */
+  private Answer takenUpAgain(Channel to, String id, ObjectNode report, ApplicationState state)
+      throws Exception {
+    JsonNode last = LAST_DOCUMENT.get();
+    if (last == null || !Answers.answersNext(report, last)) {
+      return null;
+    }
+    Optional<byte[]> blob = to.document();
+    if (blob.isEmpty()) {
+      return null;
+    }
+    JsonNode document = Answers.decode(blob.get());
+    if (!Answers.answersNext(report, document) || !Answers.check(report, document).isEmpty()) {
+      return null;
+    }
+    return new Answer(
+        Answers.map(state.kafkaStreamsStates(false).keySet(), document, id, clock.millis()),
+        document.path("generation").asLong(), document, Reports.encode(report));
+  }
+
+  /**
+   * A checked, mapped answer, the generation of the document it came from and the document;
+   * {@code report}: the report still to write after returning (a revoking answer taken up
+   * again), null when it was written before the answer was read.
+   */
+  private record Answer(
+      Map<ProcessId, KafkaStreamsAssignment> assignment, long generation, JsonNode document,
+      byte[] report) {}
 
   static final class Refused extends Exception {
     private static final long serialVersionUID = 1L;

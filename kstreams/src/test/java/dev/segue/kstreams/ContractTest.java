@@ -37,7 +37,8 @@ class ContractTest {
     JsonNode answer = Fixtures.json("answer.json");
     assertEquals(java.util.List.of(), Answers.check(report, answer));
     Set<ProcessId> clients = Fixtures.state(report).kafkaStreamsStates(false).keySet();
-    Map<ProcessId, KafkaStreamsAssignment> mapped = Answers.map(clients, answer);
+    Map<ProcessId, KafkaStreamsAssignment> mapped =
+        Answers.map(clients, answer, report.path("id").asText(), 0);
     JsonNode expected = Fixtures.json("mapped.json");
     assertEquals(expected.size(), mapped.size());
     expected.properties().forEach(e -> {
@@ -56,13 +57,18 @@ class ContractTest {
     ProcessId stranger = Answers.processId("00000000-0000-0000-0000-0000000000ff");
     Set<ProcessId> clients = new TreeSet<>(Fixtures.state(report).kafkaStreamsStates(false).keySet());
     clients.add(stranger);
-    Map<ProcessId, KafkaStreamsAssignment> mapped = Answers.map(clients, answer);
+    Map<ProcessId, KafkaStreamsAssignment> mapped =
+        Answers.map(clients, answer, report.path("id").asText(), 0);
     assertTrue(mapped.get(stranger).tasks().isEmpty());
   }
 
-  static Stream<JsonNode> refused() {
-    Iterable<JsonNode> cases = Fixtures.json("refused.json");
+  static Stream<JsonNode> cases(String fixture) {
+    Iterable<JsonNode> cases = Fixtures.json(fixture);
     return java.util.stream.StreamSupport.stream(cases.spliterator(), false);
+  }
+
+  static Stream<JsonNode> refused() {
+    return cases("refused.json");
   }
 
   @ParameterizedTest(name = "{0}")
@@ -81,6 +87,37 @@ class ContractTest {
     String error = refusal.path("error").asText();
     assertTrue(Answers.check(report, answer).contains(error),
         () -> "expected " + error + " in " + Answers.check(report, answer));
+  }
+
+  static Stream<JsonNode> next() {
+    return cases("next.json");
+  }
+
+  /** tests/protocol/test_kstreams.py's test_a_revoking_answer_also_answers_the_next_report_once. */
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("next")
+  void aRevokingAnswerAlsoAnswersTheNextReportOnce(JsonNode next) {
+    ObjectNode report = (ObjectNode) Fixtures.json("report.json");
+    report.set("last_applied", next.path("last_applied"));
+    ObjectNode answer = (ObjectNode) Fixtures.json("answer.json");
+    ObjectNode ks = (ObjectNode) answer.path("kafka_streams");
+    ks.put("answers", "7f3c2a10-0000");
+    ks.set("then_followup_after_ms", next.path("then_followup_after_ms"));
+    ((ObjectNode) ks.path("clients")).remove(next.path("unmap").asText(""));
+    java.util.List<String> errors = Answers.check(report, answer);
+    if (next.has("error")) {
+      assertTrue(errors.contains(next.path("error").asText()), errors::toString);
+      assertTrue(!Answers.answersNext(report, answer));
+      return;
+    }
+    assertEquals(java.util.List.of(), errors);
+    Set<ProcessId> clients = Fixtures.state(report).kafkaStreamsStates(false).keySet();
+    Map<ProcessId, KafkaStreamsAssignment> mapped = Answers.map(
+        clients, answer, report.path("id").asText(), next.path("now_ms").asLong());
+    for (KafkaStreamsAssignment a : mapped.values()) {
+      assertEquals(next.path("followup_at_ms").asLong(),
+          a.followupRebalanceDeadline().orElseThrow().toEpochMilli());
+    }
   }
 
   @Test

@@ -96,6 +96,44 @@ class SegueTaskAssignorTest {
   }
 
   @Test
+  void aRevokingAnswerIsTakenUpAgainAtOnceForTheNextReportAndOnlyThatOne() throws Exception {
+    long then = 15_000;
+    JsonNode[] first = {null};
+    Memory channel = new Memory(id -> {  // answers the first report only; stays published
+      if (first[0] == null) {
+        ObjectNode answer = (ObjectNode) answering(id);
+        ((ObjectNode) answer.path("kafka_streams")).put("then_followup_after_ms", then);
+        first[0] = answer;
+      }
+      return Optional.of(first[0]);
+    });
+    long before = SegueTaskAssignor.fallbacks();
+    new SegueTaskAssignor(channel, "wc", 2_000, Clock.systemUTC()).assign(state);
+    String answered = channel.lastReport.path("id").asText();
+
+    long began = System.nanoTime();
+    long from = System.currentTimeMillis();
+    TaskAssignment again = new SegueTaskAssignor(channel, "wc", 2_000, Clock.systemUTC())
+        .assign(state);
+    long to = System.currentTimeMillis();
+    Writes.await();  // the report and the record, written after the return
+    assertTrue((System.nanoTime() - began) / 1_000_000 < 1_000, "the next report waits for nothing");
+    assertEquals(before, SegueTaskAssignor.fallbacks());
+    assertEquals(Reports.JSON.createObjectNode().put("report", answered).put("generation", 4),
+        channel.lastReport.path("last_applied"));
+    assertEquals(Reports.JSON.createObjectNode().put("report", channel.lastReport.path("id")
+        .asText()).put("generation", 4), channel.applied.get(channel.applied.size() - 1));
+    assertEquals("00000000-0000-0000-0000-00000000000c", actives(again).get("0_1"));
+    for (KafkaStreamsAssignment a : again.assignment()) {  // counted from this rebalance
+      long at = a.followupRebalanceDeadline().orElseThrow().toEpochMilli();
+      assertTrue(at >= from + then && at <= to + then, a.toString());
+    }
+
+    new SegueTaskAssignor(channel, "wc", 300, Clock.systemUTC()).assign(state);
+    assertEquals(before + 1, SegueTaskAssignor.fallbacks(), "the report after that waits");
+  }
+
+  @Test
   void noAnswerInTimeFallsBackToKafkaStreamsOwnAssignorWithEveryTaskPlaced() {
     Memory channel = new Memory(id -> Optional.empty());
     SegueTaskAssignor assignor = new SegueTaskAssignor(channel, "wc", 300, Clock.systemUTC());
