@@ -27,7 +27,7 @@ from segue.operator.act.history import HistoryProducer
 from segue.operator.api import GROUP, PLURAL, VERSION, InvalidStreamApp, StreamApp
 from segue.operator.autoscale import WINDOW_SECONDS, SignalBoard, Window, compute, remember
 from segue.operator.history import Seen, step_record
-from segue.operator.kstreams.answer import answered
+from segue.operator.kstreams.answer import answered, awaited
 from segue.operator.kstreams.seen import GroupsSeen
 from segue.operator.metrics import OperatorMetrics
 from segue.operator.observe import KafkaObserveError, PodState
@@ -172,8 +172,8 @@ class Reconciler:
         report = observed.group.report if observed.group is not None else None
         if report is None or plan.publish is None:
             return
-        if observed.answer is not None and observed.answer.answers == report.id:
-            return  # answered before: this generation is for the next rebalance
+        if not awaited(report, observed.answer, observed.world.published):
+            return  # answered before or taken up: this generation is for the next rebalance
         now = time.time()
         waited = max(0.0, now - report.reported_at_ms / 1000)
         self.metrics.kstreams_answer_seconds.labels(namespace, name).observe(waited)

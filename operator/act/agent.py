@@ -22,6 +22,8 @@ from typing import Any
 from segue.podenv import POD_ROOT_ENV as POD_ROOT
 from segue.protocol.names import ENV_STATE_DIR, HEALTH_PATH
 
+from .objects import http_probe
+
 AGENT_VOLUME = "segue-agent"
 AGENT_DIR = "/segue/agent"  # where the app container sees the copied jar
 AGENT_FILE = "segue-kstreams.jar"
@@ -53,12 +55,11 @@ def with_agent(
     container["volumeMounts"].append(
         {"name": AGENT_VOLUME, "mountPath": AGENT_DIR, "readOnly": True}
     )
+    # The agent's page fails only for a client that stopped for good (ERROR): no
+    # bounded call of Segue's worker to outlast, so the worker's liveness tolerance
+    # does not apply.
     for probe, failures in (("readinessProbe", 3), ("livenessProbe", 6)):
-        container[probe] = {
-            "httpGet": {"path": HEALTH_PATH, "port": metrics_port},
-            "periodSeconds": 2,
-            "failureThreshold": failures,
-        }
+        container[probe] = http_probe(HEALTH_PATH, metrics_port, failures)
     spec["volumes"].append({"name": AGENT_VOLUME, "emptyDir": {}})
     spec["initContainers"] = [
         {

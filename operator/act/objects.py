@@ -143,8 +143,8 @@ def pod(
             if template.security_context is not None
             else CONTAINER_SECURITY_CONTEXT
         ),
-        "readinessProbe": _probe(READY_PATH, spec.metrics_port, failures=3),
-        "livenessProbe": _probe(
+        "readinessProbe": http_probe(READY_PATH, spec.metrics_port, failures=3),
+        "livenessProbe": http_probe(
             HEALTH_PATH, spec.metrics_port, failures=LIVENESS_TOLERANCE_SECONDS // PERIOD_SECONDS
         ),
     }
@@ -239,7 +239,8 @@ def _field_env(name: str, path: str) -> dict[str, Any]:
     return {"name": name, "valueFrom": {"fieldRef": {"fieldPath": path}}}
 
 
-def _probe(path: str, port: int, failures: int) -> dict[str, Any]:
+def http_probe(path: str, port: int, failures: int) -> dict[str, Any]:
+    """A probe asking ``path`` every :data:`PERIOD_SECONDS`; the agent's pods use it too."""
     return {
         "httpGet": {"path": path, "port": port},
         "periodSeconds": PERIOD_SECONDS,

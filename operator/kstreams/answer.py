@@ -132,10 +132,7 @@ def answered(
         return plan
     publish, was = plan.publish, world.published
     if publish is None:
-        if was is None or (
-            previous is not None
-            and (previous.answers == report.id or answers_next(report, previous, was.generation))
-        ):
+        if was is None or not awaited(report, previous, was):
             return plan
         publish = Published(was.generation + 1, was.members, was.partition_map)
     # A client whose pod the generation does not list yet (a joiner the core has not
@@ -153,6 +150,20 @@ def answered(
         update={"kafka_streams": answer}
     )
     return replace(plan, publish=publish, document=encode(document), busy=True)
+
+
+def awaited(
+    report: GroupReport, previous: KafkaStreamsAnswer | None, published: Published | None
+) -> bool:
+    """Whether the group's leader waits for an answer to ``report`` (``previous``: the
+    answer in the document, of generation ``published``): not once that answer names it,
+    nor when the leader took the answer up again by itself (``answers_next``). A new
+    generation the core publishes meanwhile still names the report, for the next one."""
+    if previous is None or published is None:
+        return True
+    return previous.answers != report.id and not answers_next(
+        report, previous, published.generation
+    )
 
 
 def revokes(report: GroupReport, publish: Published, clients: Mapping[str, str]) -> bool:

@@ -16,6 +16,7 @@ from segue.operator.kstreams.answer import (
     REVOKING,
     SETTLED_PROBE,
     answered,
+    awaited,
     followup_delay,
     revokes,
 )
@@ -220,6 +221,14 @@ def test_the_report_after_a_revoking_answer_is_left_to_the_leader_that_took_it_u
         assert answer.answers == REPORT.id
     not_revoking = revoking.model_copy(update={"then_followup_after_ms": None})
     assert answered(plan, w, Group(after, None), not_revoking, clients).document is not None
+    # ... and no wait is timed for it (``segue_operator_kstreams_answer_seconds``), even
+    # when the core publishes a new generation, which names that report for the next one
+    assert not awaited(after, revoking, PUBLISHED)
+    assert awaited(after, not_revoking, PUBLISHED)
+    assert awaited(REPORT, revoking, PUBLISHED)
+    assert not awaited(REPORT, revoking.model_copy(update={"answers": REPORT.id}), PUBLISHED)
+    assert awaited(REPORT, None, PUBLISHED)
+    assert awaited(after, revoking, None)
 
 
 def test_no_report_no_answer() -> None:

@@ -53,10 +53,8 @@ public final class SegueTaskAssignor implements TaskAssignor {
   // Kafka Streams makes a new assignor for every rebalance: what must outlive one is static
   private static final AtomicBoolean FALLING_BACK = new AtomicBoolean();
   private static final AtomicBoolean SAID_OUTSIDE = new AtomicBoolean();
-  // What this process last returned of Segue's (the applied record), for the next report,
-  // and the document it came from
-  private static final AtomicReference<JsonNode> LAST_APPLIED = new AtomicReference<>();
-  private static final AtomicReference<JsonNode> LAST_DOCUMENT = new AtomicReference<>();
+  // What this process last returned of Segue's, for the next report; null after a fallback
+  private static final AtomicReference<Returned> LAST = new AtomicReference<>();
 
   private Optional<Channel> channel = Optional.empty();
   private String applicationId = "";
@@ -136,9 +134,9 @@ public final class SegueTaskAssignor implements TaskAssignor {
       why = e.toString();
     }
     if (answer != null) {
-      String record = applied(id, answer.generation());
-      LAST_APPLIED.set(readTree(record));
-      LAST_DOCUMENT.set(answer.document());
+      ObjectNode applied = appliedRecord(id, answer.generation());
+      LAST.set(new Returned(applied, answer.document()));
+      String record = applied.toString();
       if (answer.report() == null) {
         Writes.applied(to, record);
       } else {  // taken up again: nothing waits on its report, nor on this
@@ -146,8 +144,7 @@ public final class SegueTaskAssignor implements TaskAssignor {
       }
       return new TaskAssignment(answer.assignment().values());
     }
-    LAST_APPLIED.set(null);
-    LAST_DOCUMENT.set(null);
+    LAST.set(null);
     TaskAssignment sticky = retried(fallBack(state, why));
     Writes.applied(to, fellBack(id, why));
     return sticky;
@@ -182,18 +179,14 @@ public final class SegueTaskAssignor implements TaskAssignor {
 
   /** The applied record for Segue's answer (segue.protocol.kstreams.Applied). */
   static String applied(String report, long generation) {
+    return appliedRecord(report, generation).toString();
+  }
+
+  private static ObjectNode appliedRecord(String report, long generation) {
     ObjectNode record = Reports.JSON.createObjectNode();
     record.put("report", report);
     record.put("generation", generation);
-    return record.toString();
-  }
-
-  private static JsonNode readTree(String json) {
-    try {
-      return Reports.JSON.readTree(json);
-    } catch (java.io.IOException e) {
-      throw new java.io.UncheckedIOException(e);
-    }
+    return record;
   }
 
   /** The applied record for a fallback: why, in the words the log uses. */
@@ -205,8 +198,10 @@ public final class SegueTaskAssignor implements TaskAssignor {
   }
 
   private Answer answered(Channel to, String id, ApplicationState state) throws Exception {
-    ObjectNode report = Reports.report(applicationId, id, clock.millis(), state, LAST_APPLIED.get());
-    Answer again = takenUpAgain(to, id, report, state);
+    Returned last = LAST.get();
+    ObjectNode report = Reports.report(
+        applicationId, id, clock.millis(), state, last == null ? null : last.applied());
+    Answer again = last == null ? null : takenUpAgain(to, id, report, state, last.document());
     if (again != null) {
       return again;
     }
@@ -248,10 +243,10 @@ public final class SegueTaskAssignor implements TaskAssignor {
    * on it: one read of the document (the operator may have published since), and the
    * report and the applied record are written after the assignment is returned, in order.
    */
-  private Answer takenUpAgain(Channel to, String id, ObjectNode report, ApplicationState state)
+  private Answer takenUpAgain(
+      Channel to, String id, ObjectNode report, ApplicationState state, JsonNode last)
       throws Exception {
-    JsonNode last = LAST_DOCUMENT.get();
-    if (last == null || !Answers.answersNext(report, last)) {
+    if (!Answers.answersNext(report, last)) {
       return null;
     }
     Optional<byte[]> blob = to.document();
@@ -266,6 +261,9 @@ public final class SegueTaskAssignor implements TaskAssignor {
         Answers.map(state.kafkaStreamsStates(false).keySet(), document, id, clock.millis()),
         document.path("generation").asLong(), document, Reports.encode(report));
   }
+
+  /** What this process returned of Segue's: its applied record and the document it took. */
+  private record Returned(JsonNode applied, JsonNode document) {}
 
   /**
    * A checked, mapped answer, the generation of the document it came from and the document;
