@@ -31,6 +31,7 @@ from functools import lru_cache
 from segue.assignor import AssignorError, AssignRequest, Decision
 from segue.assignor.ids import member_sort_key
 
+from .expect import expected
 from .model import Event, Held, Policy, Progress, Roles, World
 from .placement import place
 
@@ -106,7 +107,8 @@ def _anticipated(
     """``request`` with the learners ``Policy.handover_lead`` counts as caught up given
     the acceptable lag: each expected within it in ``handover_lead`` seconds (the group
     takes the handover up a rebalance later, and the learner restores on meanwhile), and,
-    when some learner is handed over anyway, each expected within twice that. Learners
+    when some learner is handed over anyway, each expected within twice that (one not
+    begun yet too, after the others its member restores: :mod:`.expect`). Learners
     catching up a second apart then go in one revoking round rather than one each: under
     exactly-once every round pauses the whole group for two rebalances (seen on a Kafka
     Streams 2 -> 3: the second learner caught up 1.1 s after the first, and its own round
@@ -118,7 +120,7 @@ def _anticipated(
     caught_up = False
     for task, p in progress.items():
         lag = request.lags.get(p.member, {}).get(task)
-        eta = p.eta(acceptable, world.now)
+        eta = expected(progress, task, acceptable, world.now)
         if lag is None or eta is None:
             continue
         if lag <= acceptable:

@@ -47,6 +47,7 @@ class Sim:
     partitions: dict[str, int] = field(default_factory=lambda: {"in": 6})
     changelog_end: int = 1000  # records per changelog partition
     rate: int = 1000  # records restored per step
+    sequential: bool = False  # a pod restores one copy at a time (as Kafka Streams does)
     template: str = ""  # the spec's template hash; new pods are built from it
     now: float = 1000.0
     tick: float = 1.0
@@ -141,11 +142,14 @@ class Sim:
             if name not in self.published.members:
                 continue
             held = self.published.members[name]
+            budget = self.rate  # records this pod restores this step
             for t in held.tasks():
                 if t in held.active:
                     pod.restored[t] = self.changelog_end  # an active is always current
                 elif not pod.stuck and t not in pod.faults:
-                    pod.restored[t] = min(self.changelog_end, pod.restored.get(t, 0) + self.rate)
+                    was = pod.restored.get(t, 0)
+                    pod.restored[t] = min(self.changelog_end, was + budget)
+                    budget -= (pod.restored[t] - was) if self.sequential else 0
                 else:
                     pod.restored.setdefault(t, 0)
 

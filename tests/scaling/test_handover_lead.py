@@ -75,3 +75,26 @@ def test_batch_promotion_hands_a_new_members_learners_over_in_one_generation() -
     assert len(counting_moves(sim, start)) == 1
     sim, start = scaled(lead=1.0, ahead=300, warm_first=True)
     assert len(counting_moves(sim, start)) == 2
+
+
+def test_a_learner_that_waits_for_its_members_other_restore_goes_with_it() -> None:
+    """A Kafka Streams instance restores one copy at a time (``Sim.sequential``): the new
+    pod's second learner, a look's restore short of the acceptable lag, has no rate of its
+    own while the first restores. It is expected once the first is done, at the first's
+    rate (``segue.operator.scaling.expect``), so both go in one round."""
+    sim = wordcount(False).with_policy(handover_lead=1.0)
+    sim.sequential = True
+    start = len(sim.plans)
+    sim.replicas = 3
+    for _ in range(40):
+        sim.step()
+        roles = sim.published.members.get("wc-2") if sim.published else None
+        if roles is not None and len(roles.learning) == 2:
+            second = roles.learning[1]
+            sim.pods["wc-2"].restored[second] = sim.changelog_end - sim.rate
+            break
+    else:
+        raise AssertionError("wc-2 never learned two tasks")
+    sim.run(120)
+    assert sim.plans[-1].assessment.phase == "Running"
+    assert len(counting_moves(sim, start)) == 1
