@@ -13,9 +13,12 @@ answer asks for one when there will be something to take up:
 
 - while learners restore and nothing else is in flight: a second (``LEAD``) before the
   first of them is expected within the acceptable lag, at the rate each has restored at
-  so far (``Progress.eta``, timed from when it began restoring), or after the others its
-  member restores (``segue.operator.scaling.expect``); a learner with no rate to go by
-  (just assigned, or not dropped since, alone on its member) gets ``BUSY_PROBE``;
+  so far (``Progress.eta``, timed from when it began restoring); a learner without a
+  rate of its own yet (just assigned, or not dropped since) gets ``BUSY_PROBE``, even
+  when its member's others have one (``segue.operator.scaling.expect`` estimates it for
+  the handover's take-along rule only: timed by it, a follow-up once came 11.4 s later
+  from one learner's rate taken on a small first drop, and two handovers decided 0.1 s
+  and 1 s after that answer waited for it);
 - while pods join: ``BUSY_PROBE`` if the report has a client no pod's agent has named yet
   (the core may admit it at any look); else none for them, as each joiner still starting
   starts the rebalance that reports it by its own JoinGroup, and those in the group wait
@@ -49,7 +52,6 @@ from typing import Final
 from segue.operator.kstreams.group import Group
 from segue.operator.scaling import Plan, Published, World
 from segue.operator.scaling.document import to_document
-from segue.operator.scaling.expect import expected
 from segue.protocol import encode
 from segue.protocol.kstreams import GroupReport, KafkaStreamsAnswer
 from segue.protocol.kstreams_answer import answers_next
@@ -111,12 +113,12 @@ def followup_delay(
 
 def _eta(plan: Plan, world: World, task: str, member: str) -> float | None:
     """Seconds until ``member``'s learner of ``task`` is expected within the acceptable
-    lag (:func:`segue.operator.scaling.expect.expected`); None without a rate for it."""
+    lag; None without a rate of its own."""
     held = plan.memory.held
-    progress = held.progress if held is not None else {}
-    if task not in progress or progress[task].member != member:
+    progress = held.progress.get(task) if held is not None else None
+    if progress is None or progress.member != member:
         return None
-    return expected(progress, task, world.policy.acceptable_recovery_lag, world.now)
+    return progress.eta(world.policy.acceptable_recovery_lag, world.now)
 
 
 def answered(

@@ -1,19 +1,19 @@
 """When a learner is expected within the acceptable lag, from the progress :mod:`.hold`
-keeps: the learners a handover takes along (``hold._anticipated``) and a Kafka Streams
-group's next rebalance (``segue.operator.kstreams.answer``) are timed by it.
+keeps: the learners a handover takes along (``hold._anticipated``) are chosen by it.
 
 A learner's own rate (``Progress.rate``) is known once its lag has dropped. A Kafka Streams
 instance restores its changelogs about one at a time (seen on WordCount 2 -> 3: a new
 pod's two learners restored 40,000 records each, the second beginning when the first was
-done, 0.5-1.3 s each), so its second learner had no rate while the first restored: the
-group was asked to rebalance every second for nothing, and the second learner missed the
-first's handover round by a second or two. So a learner without a rate of its own, on a
+done, 0.5-1.3 s each), so its second learner had no rate while the first restored, and
+missed the first's handover round by a second or two. So a learner without a rate of its
+own, on a
 member restoring others that have one, is expected once those are done restoring, at the
 slowest of their rates. Taken along with another's handover on that estimate, such a
 learner restores what is left as an active, in the round's pause; twice the handover
 lead bounds it (measured on the bench: one round instead of two in every run, and the
 40,000 records a copy taken along unbegun had left took its new owner 0.1-0.3 s;
-docs/benchmarks.md). Pure, like the rest of the scaling core.
+docs/benchmarks.md). A Kafka Streams group's next rebalance is not timed by it
+(``segue.operator.kstreams.answer`` says why). Pure, like the rest of the scaling core.
 """
 
 from __future__ import annotations
