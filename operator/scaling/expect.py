@@ -6,13 +6,12 @@ instance restores its changelogs about one at a time (seen on WordCount 2 -> 3: 
 pod's two learners restored 40,000 records each, the second beginning when the first was
 done, 0.5-1.3 s each), so its second learner had no rate while the first restored, and
 missed the first's handover round by a second or two. So a learner without a rate of its
-own, on a
-member restoring others that have one, is expected once those are done restoring, at the
-slowest of their rates. Taken along with another's handover on that estimate, such a
-learner restores what is left as an active, in the round's pause; twice the handover
-lead bounds it (measured on the bench: one round instead of two in every run, and the
-40,000 records a copy taken along unbegun had left took its new owner 0.1-0.3 s;
-docs/benchmarks.md). A Kafka Streams group's next rebalance is not timed by it
+own, on a member restoring others that have one, is expected once those are done
+restoring, at the slowest of their rates. Taken along with another's handover on that
+estimate, such a learner restores what is left as an active, in the round's pause; twice
+the handover lead bounds it (measured on the bench: one round instead of two in 7 of 9
+runs, and the 40,000 records a copy taken along unbegun had left took its new owner
+0.1-0.3 s; docs/benchmarks.md). A Kafka Streams group's next rebalance is not timed by it
 (``segue.operator.kstreams.answer`` says why). Pure, like the rest of the scaling core.
 """
 
