@@ -92,6 +92,8 @@ def policy(app: StreamApp) -> Policy:
         # Each revoking round pauses a whole Kafka Streams group under exactly-once and
         # waits for its slowest member: a new JVM is given actives once it is warm
         warm_first=app.spec.runtime == "kafka-streams",
+        learners_first=app.spec.runtime == "kafka-streams",
+        round_at_a_time=app.spec.runtime == "kafka-streams",
         handover_lead=LEAD if app.spec.runtime == "kafka-streams" else 0.0,
         retain_state=app.spec.state.retention == "Retain",
         max_unavailable=app.spec.rollout.max_unavailable,
@@ -185,7 +187,9 @@ class Observer:
             end_offsets=ends,
             published=assignment.published,
             pods=(
-                observe_pods(pods, agents, group, assignment.published, ends)
+                observe_pods(
+                    pods, agents, group, assignment.published, ends, answer=assignment.answer
+                )
                 if group is not None
                 else {n: pod_obs(s, reports.get(n)) for n, s in pods.items()}
             ),

@@ -24,7 +24,7 @@ answer asks for one when there will be something to take up:
   starts the rebalance that reports it by its own JoinGroup, and those in the group wait
   for the rest of their batch until the core's deadline (``wake_at``);
 - while anything else is in flight (a handover or a departure waiting to apply, a
-  rollout): ``BUSY_PROBE``;
+  rollout, standbys held back until a handover is done): ``BUSY_PROBE``;
 - when settled: ``SETTLED_PROBE``, so a decision with no membership change behind it (a
   scale-down, a spec edit) is taken up within that bound, which also caps the wait for
   a learner.
@@ -106,9 +106,22 @@ def followup_delay(
             return BUSY_PROBE
         waits.append(eta - LEAD)
     if not waits:  # busy for a reason none of these explains: soon, as before; once
-        # the handovers are done, nothing is left to take up
-        return BUSY_PROBE if taken_up is None else SETTLED_PROBE
+        # the handovers are done, nothing is left to take up but the standbys they held
+        # back (``Policy.learners_first``)
+        return BUSY_PROBE if taken_up is None or _standbys_due(plan, taken_up) else SETTLED_PROBE
     return min(max(min(waits), BUSY_PROBE), SETTLED_PROBE)
+
+
+def _standbys_due(plan: Plan, taken_up: Published) -> bool:
+    """Whether the held target places a standby ``taken_up`` does not have."""
+    held = plan.memory.held
+    if held is None:
+        return False
+    has: dict[str, set[str]] = {}
+    for member, roles in taken_up.members.items():
+        for task in roles.standby:
+            has.setdefault(task, set()).add(member)
+    return any(set(ms) - has.get(t, set()) for t, ms in held.standbys.items())
 
 
 def _eta(plan: Plan, world: World, task: str, member: str) -> float | None:

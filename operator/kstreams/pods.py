@@ -11,7 +11,10 @@ Segue worker says of itself a Kafka Streams instance does not, so it is assemble
   the group; a fallback returned none, and no pod has one until Segue answers again;
 - *what it runs*: the published members when that generation is the applied one, else
   the tasks the report says the client ran (its standbys then count as standbys: only
-  an active role matters to a handover);
+  an active role matters to a handover). An answer that revokes a task to move it runs
+  in two rebalances: after the first, the one the answer names, the new owner holds
+  the task as a standby until the second hands it over (Kafka Streams does the same),
+  so a handover is not seen done before it is;
 - *how far each copy is*: the restore consumer's lag per changelog partition (restoring
   actives, standbys, warm-ups), then, for an active the restore consumer no longer reads,
   its changelog end (it writes it), and for state left on disk the report's lag.
@@ -26,7 +29,13 @@ from segue.operator.kstreams.group import Group
 from segue.operator.observe import PodState
 from segue.operator.observe.agent import AgentReport
 from segue.operator.scaling import PodObs, Published
-from segue.protocol.kstreams import GroupReport, ReportedClient, ReportedTask, answer_for
+from segue.protocol.kstreams import (
+    GroupReport,
+    KafkaStreamsAnswer,
+    ReportedClient,
+    ReportedTask,
+    answer_for,
+)
 from segue.protocol.names import changelog_topic
 from segue.protocol.tasks import TaskId
 
@@ -64,7 +73,10 @@ def observe_pods(
     group: Group,
     published: Published | None,
     end_offsets: Mapping[Changelog, int],
+    *,
+    answer: KafkaStreamsAnswer | None = None,
 ) -> dict[str, PodObs]:
+    """``answer``: the Kafka Streams part of the published document."""
     report, applied = group.report, group.applied
     mapped = clients(report, agents)
     members = set(mapped.values())
@@ -76,11 +88,24 @@ def observe_pods(
     logged = stores(report) if report else {}
     generation = applied.generation if applied is not None else None
     current = published is not None and generation == published.generation
+    revoked = (
+        _revoked_only(report, mapped)
+        if current and applied is not None and answer is not None
+        and answer.then_followup_after_ms is not None
+        and report is not None and applied.report == answer.answers == report.id
+        else {}
+    )  # fmt: skip
     out = {}
     for name, state in states.items():
         agent = agents.get(name)
         client = by_member.get(name)
         roles = _roles(published if current and name in members else None, name, client)
+        for t, owner in revoked.items():
+            if roles.get(t) == "active" and owner != name:  # not handed over yet
+                if t in logged:
+                    roles[t] = "standby"
+                else:
+                    del roles[t]
         lags = agent.restore_lag if agent is not None else {}
         restoring = frozenset(
             t
@@ -108,6 +133,17 @@ def observe_pods(
             template_hash=state.labels.get(TEMPLATE_HASH_LABEL, ""),
         )
     return out
+
+
+def _revoked_only(report: GroupReport, mapped: Mapping[str, str]) -> dict[str, str]:
+    """task -> the member that ran it before the answer to ``report`` (the rebalance
+    that revoked the tasks it moves)."""
+    return {
+        t: mapped[c.process_id]
+        for c in report.clients
+        if c.process_id in mapped
+        for t in c.previous_active
+    }
 
 
 def _roles(applied: Published | None, member: str, client: ReportedClient | None) -> dict[str, str]:

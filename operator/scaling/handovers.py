@@ -11,6 +11,8 @@ from segue.assignor.ids import parse_task_id
 
 from .model import Handover, Published, World
 
+ARRIVAL_BOUND = 10.0  # seconds a handover not running yet holds other moves back
+
 
 def track_handovers(
     world: World, publish: Published | None, in_force: Published | None
@@ -22,7 +24,7 @@ def track_handovers(
         pod = world.pods.get(h.to)
         if owners.get(task) != h.to or pod is None:
             continue  # superseded, or its new owner is gone
-        if pod.reporting and pod.roles.get(task) == "active":
+        if _running(world, task, h):
             done.append((task, max(0.0, world.now - h.since)))
         else:
             pending[task] = h
@@ -35,3 +37,18 @@ def track_handovers(
                     moved.append((t, before[t], m))
                     pending[t] = Handover(m, world.now)
     return pending, done, sorted(moved, key=lambda x: parse_task_id(x[0]))
+
+
+def arriving(world: World) -> set[str]:
+    """The members a published handover has not reached yet: not running the task. One
+    not running after :data:`ARRIVAL_BOUND` holds nothing back any longer."""
+    return {
+        h.to
+        for t, h in world.memory.handovers.items()
+        if not _running(world, t, h) and world.now - h.since < ARRIVAL_BOUND
+    }
+
+
+def _running(world: World, task: str, handover: Handover) -> bool:
+    pod = world.pods.get(handover.to)
+    return pod is not None and pod.reporting and pod.roles.get(task) == "active"

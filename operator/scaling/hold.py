@@ -31,6 +31,7 @@ from functools import lru_cache
 from segue.assignor import AssignorError, AssignRequest, Decision
 from segue.assignor.ids import member_sort_key
 
+from . import handovers
 from .expect import expected
 from .model import Event, Held, Policy, Progress, Roles, World
 from .placement import place
@@ -87,14 +88,17 @@ def placement(
     events: list[Event] = []
     placed = decision = None
     request = _anticipated(world, request, progress)
+    arriving = handovers.arriving(world)
     if held is not None and reason is None:
         try:
             kept = {"hold": _target(request, held), "hold_standbys": _standbys(request, held)}
-            placed, decision = place(request.model_copy(update=kept), world.policy, stalled)
+            placed, decision = place(
+                request.model_copy(update=kept), world.policy, stalled, arriving
+            )
         except AssignorError as refused:
             reason = f"the held target no longer fits: {refused}"
     if placed is None or decision is None:
-        placed, decision = place(request, world.policy, stalled)
+        placed, decision = place(request, world.policy, stalled, arriving)
     if reason is not None:
         events.append(Event("Normal", "TargetReplanned", f"the target is planned again: {reason}"))
         progress = {t: replace(p, since=world.now) for t, p in progress.items()}

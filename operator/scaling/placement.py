@@ -164,13 +164,17 @@ def cheapest_to_remove(request: AssignRequest, count: int) -> list[str]:
 
 
 def place(
-    request: AssignRequest, policy: Policy, stalled: Mapping[str, Iterable[str]]
+    request: AssignRequest,
+    policy: Policy,
+    stalled: Mapping[str, Iterable[str]],
+    arriving: Iterable[str] = (),
 ) -> tuple[dict[str, Roles], Decision]:
-    """``stalled``: per member, the tasks it reports it cannot run (they restore nothing)."""
+    """``stalled``: per member, the tasks it reports it cannot run (they restore nothing);
+    ``arriving``: the members a published handover has not reached yet."""
     decision = assign(request)
     placed = {
         m: Roles(tuple(a.active), tuple(a.standby), tuple(a.learning))
         for m, a in decision.assignment.items()
     }
     target = {m: t.active for m, t in decision.target.items()}
-    return held_back(placed, request, policy, stalled, target), decision
+    return held_back(placed, request, policy, stalled, target, arriving=arriving), decision

@@ -81,6 +81,40 @@ def test_a_fallback_leaves_every_pod_without_a_generation_and_roles_from_the_rep
     assert "1_2" not in seen["wc-0"].offsets
 
 
+def test_a_task_moved_by_a_revoking_answer_is_not_active_on_its_new_owner_until_handed_over() -> (
+    None
+):
+    """Kafka's cooperative protocol hands a moved task over a rebalance after the one
+    that revokes it: until the group has run that second one (an applied record for
+    another report), the new owner holds it as a standby and the handover is not done,
+    so the standbys the target held back for it wait (Policy.learners_first)."""
+    moved = Published(
+        5,
+        {
+            "wc-0": Roles(active=("0_0", "0_1", "1_0")),
+            "wc-1": Roles(active=("0_2", "1_2")),
+            "wc-2": Roles(active=("1_1",)),
+        },
+    )
+    revoking = KafkaStreamsAnswer(
+        answers=REPORT.id, clients={}, followup_at_ms=1, then_followup_after_ms=1000
+    )
+    states = {n: state(n) for n in ("wc-0", "wc-1", "wc-2")}
+
+    def seen(applied: Applied, answer: KafkaStreamsAnswer) -> dict:
+        return observe_pods(states, AGENTS, Group(REPORT, applied), moved, ENDS, answer=answer)
+
+    first = seen(Applied(report=REPORT.id, generation=5), revoking)
+    assert first["wc-2"].roles == {"1_1": "standby"}
+    assert first["wc-0"].roles == {t: "active" for t in ("0_0", "0_1", "1_0")}
+    # taken up again at the next rebalance, for its own report: handed over
+    second = seen(Applied(report="7f3c2a10-0002", generation=5), revoking)
+    assert second["wc-2"].roles == {"1_1": "active"}
+    # an answer that revokes nothing runs in one rebalance
+    plain = revoking.model_copy(update={"then_followup_after_ms": None})
+    assert seen(Applied(report=REPORT.id, generation=5), plain)["wc-2"].roles == {"1_1": "active"}
+
+
 def test_an_active_its_restore_consumer_still_reads_is_restoring() -> None:
     agents = {
         **AGENTS,
@@ -185,6 +219,13 @@ def test_an_answer_that_moves_an_active_task_asks_every_client_to_rejoin_at_once
         followup_delay(plan, w, taken_up=handover) * 1000
     )
     assert followup_delay(plan, w, taken_up=handover) == SETTLED_PROBE
+    # standbys the target holds back until the handover is done (Policy.learners_first):
+    # the group is asked to take them up a second after it, not the settled probe later
+    waiting = Held(standbys={"0_1": ("wc-2",)})
+    later = replace(plan, busy=True, memory=replace(plan.memory, held=waiting))
+    assert followup_delay(later, w, taken_up=handover) == BUSY_PROBE
+    placed = Published(6, {**handover.members, "wc-2": Roles(("1_1",), ("0_1",))})
+    assert followup_delay(later, w, taken_up=placed) == SETTLED_PROBE
     # the same roles on the clients that own them: nothing to revoke, the usual probe
     assert not revokes(REPORT, PUBLISHED, clients)
     kept = decode(
