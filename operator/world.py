@@ -93,7 +93,6 @@ def policy(app: StreamApp) -> Policy:
         # waits for its slowest member: a new JVM is given actives once it is warm
         warm_first=app.spec.runtime == "kafka-streams",
         learners_first=app.spec.runtime == "kafka-streams",
-        round_at_a_time=app.spec.runtime == "kafka-streams",
         handover_lead=LEAD if app.spec.runtime == "kafka-streams" else 0.0,
         retain_state=app.spec.state.retention == "Retain",
         max_unavailable=app.spec.rollout.max_unavailable,

@@ -11,7 +11,7 @@ from segue.assignor.ids import parse_task_id
 
 from .model import Handover, Published, World
 
-ARRIVAL_BOUND = 10.0  # seconds a handover not running yet holds other moves back
+ARRIVAL_BOUND = 10.0  # seconds a handover not running yet holds standbys back (.promotion)
 
 
 def track_handovers(

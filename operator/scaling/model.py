@@ -46,9 +46,6 @@ class Policy:
     # A member's new standbys wait until its learners are handed over (:mod:`.promotion`);
     # set for Kafka Streams apps, which restore a member's copies one at a time
     learners_first: bool = False
-    # While a published handover has not reached its new owner, other moves wait
-    # (:mod:`.promotion`); set for Kafka Streams apps, which hand a task over in two rebalances
-    round_at_a_time: bool = False
     retain_state: bool = False
     max_unavailable: int = 1  # spec.rollout: pods restarting onto a new template at once
 

@@ -11,16 +11,7 @@ moves go ahead at the look whose rule lets them:
 - ``Policy.warm_first`` (Kafka Streams apps): moves to a cold member wait for its own
   first handover (``_Moves.cold`` says why);
 - ``Policy.learners_first`` (Kafka Streams apps): a member's new standbys wait until its
-  learners are handed over and running (``_Moves.standbys_later`` says why);
-- ``Policy.round_at_a_time`` (Kafka Streams apps): while a published handover has not
-  reached its new owner, other moves wait for it.
-
-Why the last: a Kafka Streams group takes a moved task up in two rebalances, the one
-that revokes it and the one that hands it over. A generation published between them is
-what the second gets, and if it moves more tasks that rebalance revokes again and asks
-every member to rejoin at once, in the middle of the first new owner's start: on a
-3 -> 6 the task it had just been given paused 2.0 s instead of under one. Waiting costs
-the later move the few hundred milliseconds until the first is running.
+  learners are handed over and running (``_Moves.standbys_later`` says why).
 """
 
 from __future__ import annotations
@@ -48,20 +39,15 @@ def held_back(
     in the balanced end state; ``arriving``: the members a published handover has not
     reached yet). Only ``placed`` changes, never the target, so no rule is part of what
     a held target is planned for."""
-    if policy.learner_promotion != "batch" and not (
-        policy.warm_first or policy.learners_first or policy.round_at_a_time
-    ):
+    if policy.learner_promotion != "batch" and not (policy.warm_first or policy.learners_first):
         return placed
     moves = _Moves(request)
     if policy.learner_promotion == "batch":
         placed = moves.undo(placed, moves.batched(placed, stalled))
     if policy.warm_first:
         placed = moves.undo(placed, moves.cold(placed, stalled, target))
-    arriving = set(arriving)
-    if policy.round_at_a_time and arriving:
-        placed = moves.undo(placed, {m: ts for m, ts in moves.incoming(placed).items() if ts})
     if policy.learners_first:
-        placed = moves.standbys_later(placed, stalled, target, arriving)
+        placed = moves.standbys_later(placed, stalled, target, set(arriving))
     return placed
 
 
