@@ -11,8 +11,11 @@ restoring, at the slowest of their rates. Taken along with another's handover on
 estimate, such a learner restores what is left as an active, in the round's pause; twice
 the handover lead bounds it (measured on the bench: one round instead of two in 7 of 9
 runs, and the 40,000 records a copy taken along unbegun had left took its new owner
-0.1-0.3 s; docs/benchmarks.md). A Kafka Streams group's next rebalance is not timed by it
-(``segue.operator.kstreams.answer`` says why). Pure, like the rest of the scaling core.
+0.1-0.3 s to restore; but the new owner runs none of its new tasks until that is done,
+and in one later run it took 1.0 s from the rebalance to running them, a 1.71 s pause:
+docs/benchmarks.md, "Side by side on that build"). A Kafka Streams group's next
+rebalance is not timed by it (``segue.operator.kstreams.answer`` says why). Pure, like
+the rest of the scaling core.
 """
 
 from __future__ import annotations
