@@ -15,7 +15,8 @@ A commit one of whose calls overruns its bound is abandoned: its thread is left 
 call, and the task fails like any aborted transaction. The retry fences the abandoned
 producer with a new one of the same transactional id (``fencing``): the broker aborts
 what was open, or finds it committed, and the task restarts from what was committed,
-the changelog's tail included. An abandoned thread never touches the task's stores.
+the changelog's tail included. An abandoned thread never touches the task's stores,
+and its producer closes only once its call returns (``transaction``).
 Before the loop itself commits, ends or changes a task it settles the commit in
 flight (:meth:`Committing.settle`).
 """
@@ -106,9 +107,9 @@ class Committing:
 
     def _abandon(self, task: Task, why: str, fail: bool = True) -> None:
         """Leave a stuck commit's thread to its call; the retry's fence ends its producer."""
-        self.threads.abandon(task.name)
+        flight = self.threads.abandon(task.name)
         if task.active is not None:
-            task.active.abandoned = True
+            task.active.abandon(flight.thread if flight is not None else None)
         log.error("task %s: commit abandoned: %s", task.name, why, extra=about(task.name))
         if fail:
             stuck = TaskAborted(

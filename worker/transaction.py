@@ -17,6 +17,7 @@ loop). Stores (``state.store``) reach disk only after the transaction commits.
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from collections.abc import Callable
 from typing import Any
@@ -72,6 +73,7 @@ class TaskTransaction:
         self._commit_began = 0.0
         self._group_metadata: object = None
         self.abandoned = False  # its producer hung in a commit (``committing``)
+        self._hung: threading.Thread | None = None  # the commit's thread, still in a call
         self._abort_open = False  # abort() left a transaction for close() to abort
 
     def _produce(
@@ -224,13 +226,26 @@ class TaskTransaction:
         self._abort_open = self._abort_open or open_
         self.in_txn = False
 
-    def close(self) -> None:
+    def abandon(self, thread: threading.Thread | None) -> None:
+        """Its commit hangs in a call on ``thread`` (``committing``): the producer is
+        that thread's until the call returns."""
+        self.abandoned = True
+        self._hung = thread
+
+    def close(self) -> threading.Thread:
         """Abort what :meth:`abort` left open and close the producer, off the loop
-        (``closing``). An abandoned one may never close: stopping does not wait for it."""
+        (``closing``), on the thread returned. An abandoned one may never close:
+        stopping does not wait for it."""
         what = f"task {self.task_id}"
-        close_later(what, self._abort_and_close, CLOSE_TIMEOUT, drained=not self.abandoned)
+        return close_later(what, self._abort_and_close, CLOSE_TIMEOUT, drained=not self.abandoned)
 
     def _abort_and_close(self) -> None:
+        if self._hung is not None:
+            # close() destroys the client under any call still running on it: a use
+            # after free, the likely cause of a worker that died mid-fault of an
+            # AttributeError for a method its class has, raised out of a flush.
+            # So an abandoned producer closes once its hung call returns, if ever.
+            self._hung.join()
         if self._abort_open:  # not watched: a hang here holds up nothing but this close
             try:
                 self.producer.abort_transaction(ABORT_TIMEOUT)
