@@ -31,6 +31,12 @@ from .events import peak_stateful as _peak
 from .events import restored_records as _restored
 
 JAVA = Path(__file__).resolve().parent / "java"
+# Both sides' JVMs, sized for a small box: up to six of them, Kafka and
+# the control plane share two cores here. The serial collector runs no GC threads
+# beside the app, and C1 alone spares each JVM's first minute of C2 compiling, which
+# a scale-out's new instances spend exactly while the group rebalances (the stack's
+# broker runs C1 alone for the same reason). Measured: docs/benchmarks.md.
+JVM = ["-Xmx512m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1"]
 LOGGING = [
     "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
     "-Dorg.slf4j.simpleLogger.showDateTime=true",
@@ -70,7 +76,7 @@ class Instance:
         self.proc = subprocess.Popen(
             [
                 "java",
-                "-Xmx512m",
+                *JVM,
                 *LOGGING,
                 "-cp",
                 classpath(),

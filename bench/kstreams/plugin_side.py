@@ -42,7 +42,7 @@ from tests.operator.test_e2e_scaling import PARTITIONS
 from tests.worker.harness import create_topics
 
 from .events import PodLog, held, peak_stateful, read_log, restored_records
-from .kstreams_side import LOGGING, classpath
+from .kstreams_side import JVM, LOGGING, classpath
 from .measure import read_all, record_bytes
 from .moves import counting_moves, reports_timeline
 from .report import Row
@@ -132,7 +132,7 @@ class PluginApp:
             "probing-ms": str(probing_ms),
             "properties": str(properties(work / "streams.properties")),
         }
-        command = ["java", "-Xmx512m", *LOGGING, *flight_recording(jfr), "-cp", classpath()]
+        command = ["java", *JVM, *LOGGING, *flight_recording(jfr), "-cp", classpath()]
         command += ["segue.bench.WordCountInstance", *(f"{k}={v}" for k, v in java.items())]
         self.body = streamapp(
             NAME,
