@@ -29,6 +29,7 @@ from segue.operator.autoscale import WINDOW_SECONDS, SignalBoard, Window, comput
 from segue.operator.history import Seen, step_record
 from segue.operator.kstreams.answer import answered, awaited
 from segue.operator.kstreams.seen import GroupsSeen
+from segue.operator.laps import Laps
 from segue.operator.metrics import OperatorMetrics
 from segue.operator.observe import KafkaObserveError, PodState
 from segue.operator.scaling import (
@@ -163,11 +164,12 @@ class Reconciler:
         return plan
 
     def time_step(
-        self, namespace: str, name: str, observed: Observed, plan: Plan, step: float
+        self, namespace: str, name: str, observed: Observed, plan: Plan, laps: Laps
     ) -> None:
         """The step's duration; for a Kafka Streams app, how long its group waited for an
         answer: the leader waits in the rebalance (every task paused, under exactly-once)
         from its report to the answer written."""
+        step = laps.total
         self.metrics.reconcile_seconds.labels(namespace, name).observe(step)
         report = observed.group.report if observed.group is not None else None
         if report is None or plan.publish is None:
@@ -182,8 +184,8 @@ class Reconciler:
         followup = None if at is None else at / 1000 - now
         log.info(
             "%s/%s: answered report %s with generation %d, %.2fs after the leader wrote it "
-            "(this step %.2fs); next rebalance asked in %s",
-            namespace, name, report.id, plan.publish.generation, waited, step,
+            "(this step %.2fs: %s); next rebalance asked in %s",
+            namespace, name, report.id, plan.publish.generation, waited, step, laps,
             "-" if followup is None else f"{followup:.1f}s",
         )  # fmt: skip
 
@@ -213,9 +215,9 @@ class Reconciler:
         self._samples[target.uid] = remember(Window(), None)
         return Next(self.settings.error_backoff)
 
-    def step(self, namespace: str, name: str, pods: Mapping[str, PodState]) -> Next:
-        """One step; when to take the next. Raises :class:`Gone`."""
-        started = time.monotonic()
+    def read_app(self, namespace: str, name: str) -> tuple[Target, StreamApp] | Next:
+        """The StreamApp as it is now, or when to look again if it cannot run (said in
+        its status). Raises :class:`Gone`."""
         try:
             obj: dict[str, Any] = self.custom.get_namespaced_custom_object(  # type: ignore[assignment]
                 GROUP, VERSION, namespace, PLURAL, name
@@ -244,8 +246,18 @@ class Reconciler:
                 target, f"first look: reading the app's topics and offsets from {bootstrap}",
                 time.time(),
             )  # fmt: skip
+        return target, app
+
+    def step(self, namespace: str, name: str, pods: Mapping[str, PodState]) -> Next:
+        """One step; when to take the next. Raises :class:`Gone`."""
+        laps = Laps()
+        read = self.read_app(namespace, name)
+        if isinstance(read, Next):
+            return read
+        target, app = read
+        laps.lap("app")
         try:
-            observed = self.observer.world(namespace, app, target.uid, pods)
+            observed = self.observer.world(namespace, app, target.uid, pods, laps)
         except DocumentError as exc:
             # Never publish over a document this operator cannot read (a newer one wrote it?)
             self.actor.refuse(target, "AssignmentUnreadable", str(exc), time.time())
@@ -254,9 +266,12 @@ class Reconciler:
             return self.kafka_unavailable(target, exc)
         target = replace(target, app=app, secret_keys=observed.secret_keys)
         unread = self.signal(namespace, app, target.uid, observed)
+        laps.lap("signal")
         self.actor.ensure_access(target)
+        laps.lap("access")
         world = observed.world
         plan = self.plan_for(namespace, name, target.uid, observed, unread)
+        laps.lap("decide")
         try:
             self.actor.carry_out(
                 target,
@@ -272,8 +287,10 @@ class Reconciler:
         finally:
             if unread is not None:  # the status says it first, then the metrics API
                 self.signals.mark_unknown(namespace, name, f"Kafka unavailable: {unread}")
+        laps.lap("act")
         self.record(namespace, app, target.uid, observed, plan)
-        self.time_step(namespace, name, observed, plan, time.monotonic() - started)
+        laps.lap("history")
+        self.time_step(namespace, name, observed, plan, laps)
         wait = self.settings.busy_interval if plan.busy else self.settings.idle_interval
         if plan.wake_at is not None:
             wait = min(wait, max(0.05, plan.wake_at - time.time()))

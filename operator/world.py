@@ -9,7 +9,6 @@ every step, so a restarted operator sees exactly what a running one would.
 
 from __future__ import annotations
 
-import base64
 import logging
 import time
 from collections.abc import Mapping
@@ -18,17 +17,17 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kubernetes.client import CoreV1Api
-from kubernetes.client.exceptions import ApiException
 
 from segue.operator.act.objects import template_hash
 from segue.operator.act.status_patch import conditions_from_status, memory_from_status
-from segue.operator.api import SecretRef, StreamApp
+from segue.operator.api import StreamApp
 from segue.operator.api.names import TEMPLATE_HASH_LABEL
 from segue.operator.autoscale import Sample, inputs
 from segue.operator.kstreams.agents import AgentPages
 from segue.operator.kstreams.answer import LEAD
 from segue.operator.kstreams.group import Group, read_group
 from segue.operator.kstreams.pods import clients, observe_pods
+from segue.operator.laps import Laps
 from segue.operator.observe import (
     KafkaView,
     PodState,
@@ -38,13 +37,12 @@ from segue.operator.observe import (
     scrape,
 )
 from segue.operator.observe.agent import AgentReport
-from segue.operator.observe.credentials import KafkaCredentials
-from segue.operator.scaling import PodObs, Policy, Published, TaskFault, World, from_document
+from segue.operator.observe.assignment import read_assignment
+from segue.operator.observe.credentials import KafkaCredentials, read_credentials
+from segue.operator.scaling import PodObs, Policy, TaskFault, World
 from segue.operator.settings import OperatorSettings
 from segue.operator.stalls import TransactionWatch
-from segue.protocol import decode_configmap
 from segue.protocol.kstreams import KafkaStreamsAnswer, topology_of
-from segue.protocol.names import assignment_configmap
 from segue.protocol.reports import TaskState
 from segue.protocol.topology import SubTopologyDescription, parse_topology
 
@@ -64,13 +62,6 @@ class Observed:
     # report's clients is, and the answer in force (segue.operator.kstreams)
     group: Group | None = None
     clients: Mapping[str, str] = field(default_factory=dict)
-    answer: KafkaStreamsAnswer | None = None
-
-
-@dataclass(frozen=True)
-class Assignment:
-    published: Published | None
-    resource_version: str | None
     answer: KafkaStreamsAnswer | None = None
 
 
@@ -99,29 +90,6 @@ def policy(app: StreamApp) -> Policy:
     )
 
 
-def read_assignment(core: CoreV1Api, namespace: str, app: str) -> Assignment:
-    try:
-        cm = core.read_namespaced_config_map(assignment_configmap(app), namespace)
-    except ApiException as exc:
-        if exc.status == 404:
-            return Assignment(None, None)
-        raise
-    document = decode_configmap(cm.data, cm.binary_data)
-    version = cm.metadata.resource_version if cm.metadata else None
-    return Assignment(from_document(document), version, document.kafka_streams)
-
-
-def credentials(core: CoreV1Api, namespace: str, ref: SecretRef | None) -> KafkaCredentials:
-    """The librdkafka settings of a credentials Secret, decoded, for the operator's own
-    clients only: pods get theirs by reference (``act.objects``)."""
-    if ref is None:
-        return KafkaCredentials()
-    secret = core.read_namespaced_secret(ref.name, namespace)
-    return KafkaCredentials(
-        {k: base64.b64decode(v).decode() for k, v in (secret.data or {}).items()}
-    )
-
-
 class Observer:
     def __init__(self, core: CoreV1Api, settings: OperatorSettings) -> None:
         self.core = core
@@ -144,16 +112,24 @@ class Observer:
         return self._kafka[key]
 
     def world(
-        self, namespace: str, app: StreamApp, uid: str, pods: Mapping[str, PodState]
+        self,
+        namespace: str,
+        app: StreamApp,
+        uid: str,
+        pods: Mapping[str, PodState],
+        laps: Laps | None = None,
     ) -> Observed:
         """The World of one step, with what acting on it needs.
 
         ``pods`` is the app's pods as the watch-fed cache has them; their metrics,
-        the assignment and Kafka's offsets are read now."""
+        the assignment and Kafka's offsets are read now; ``laps``, if given, times the
+        reads."""
+        laps = laps or Laps()
         name = app.metadata["name"]
         kafka_streams = app.spec.runtime == "kafka-streams"
         reports = {} if kafka_streams else self.scrape(namespace, app, pods)
         agents = self.agent_pages(namespace, app, uid, pods) if kafka_streams else {}
+        laps.lap("pages")
         assignment = read_assignment(self.core, namespace, name)
         group = read_group(self.core, namespace, name) if kafka_streams else None
         if group is not None:  # the plugin reports the topology at every rebalance
@@ -162,19 +138,22 @@ class Observer:
         else:
             key = f"{uid}/{app.metadata.get('generation', 0)}"
             subs, topology_error = self.topology(key, app, pods, reports)
-        secret = credentials(self.core, namespace, app.spec.kafka.credentials_secret)
+        secret = read_credentials(self.core, namespace, app.spec.kafka.credentials_secret)
         own = app.spec.kafka.operator_credentials_secret
-        mine = secret if own is None else credentials(self.core, namespace, own)
+        mine = secret if own is None else read_credentials(self.core, namespace, own)
         view = self.kafka(app.spec.kafka.bootstrap_servers, mine)
+        laps.lap("objects")
         topics = sorted({t for s in subs or () for t in (*s.source_topics, *s.changelog_topics)})
         sinks = sorted({t for s in subs or () for t in s.sink_topics})
         counts, replication = view.layout(topics, sinks) if topics else ({}, None)
+        laps.lap("layout")
         partitions = {t: n for t, n in counts.items() if t in topics}
         changelogs = {
             t: partitions[t] for s in subs or () for t in s.changelog_topics if t in partitions
         }
         now, outputs = time.time(), {t: counts[t] for t in sinks if t in counts}
         ends, stalls, watched = self.transactions.look(uid, view, changelogs, outputs, now)
+        laps.lap("offsets")
         world = World(
             now=now,
             app=name,

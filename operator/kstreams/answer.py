@@ -24,7 +24,16 @@ answer asks for one when there will be something to take up:
   starts the rebalance that reports it by its own JoinGroup, and those in the group wait
   for the rest of their batch until the core's deadline (``wake_at``);
 - while anything else is in flight (a handover or a departure waiting to apply, a
-  rollout, standbys held back until a handover is done): ``BUSY_PROBE``;
+  rollout): ``BUSY_PROBE``;
+- after an answer that gives moved tasks to their new owners, with no learner left to
+  hand over: ``STANDBYS_AFTER`` at the least (``starts``), be it the answer the
+  operator writes or the one a revoking answer left for that rebalance. Each rebalance
+  stops every member's commits until it ends, and a moved task's first commit on its
+  new owner comes 0.5-2.4 s after the rebalance that gave it (Kafka Streams opens it,
+  restores the changelog's tail, processes): a second after it, as before, the
+  rebalance that placed the standbys held back for the handover
+  (``Policy.learners_first``) came before a 3 -> 6's moved tasks had committed, and
+  their pauses ran to 2.1-2.5 s (docs/benchmarks.md);
 - when settled: ``SETTLED_PROBE``, so a decision with no membership change behind it (a
   scale-down, a spec edit) is taken up within that bound, which also caps the wait for
   a learner.
@@ -58,12 +67,9 @@ from segue.protocol.kstreams_answer import answers_next
 
 BUSY_PROBE: Final = 1.0  # seconds to the next rebalance while something is in flight
 SETTLED_PROBE: Final = 15.0  # ... and while settled (the longest wait for a learner too)
+STANDBYS_AFTER: Final = 3.0  # ... after a handover's rebalance, for the standbys held back
 LEAD: Final = 1.0  # rebalance this long before a learner is expected caught up
 REVOKING: Final = 0.0  # ... and at once after one that revokes a task to move it
-
-
-def followup_at_ms(plan: Plan, world: World, unmapped: bool = False) -> int:
-    return round((world.now + followup_delay(plan, world, unmapped)) * 1000)
 
 
 def followup_delay(
@@ -107,8 +113,10 @@ def followup_delay(
         waits.append(eta - LEAD)
     if not waits:  # busy for a reason none of these explains: soon, as before; once
         # the handovers are done, nothing is left to take up but the standbys they held
-        # back (``Policy.learners_first``)
-        return BUSY_PROBE if taken_up is None or _standbys_due(plan, taken_up) else SETTLED_PROBE
+        # back (``Policy.learners_first``), once the moved tasks have committed
+        if taken_up is None:
+            return BUSY_PROBE
+        return STANDBYS_AFTER if _standbys_due(plan, taken_up) else SETTLED_PROBE
     return min(max(min(waits), BUSY_PROBE), SETTLED_PROBE)
 
 
@@ -156,7 +164,10 @@ def answered(
     # admitted) is left unmapped: the plugin gives it nothing, and would refuse the answer
     mapped = {c: m for c, m in clients.items() if m in publish.members}
     unmapped = any(c.process_id not in clients for c in report.clients)
-    followup, then = followup_at_ms(plan, world, unmapped), None
+    delay, then = followup_delay(plan, world, unmapped), None
+    if not unmapped and starts(report, publish, mapped):  # let the moved tasks commit
+        delay = max(delay, STANDBYS_AFTER)
+    followup = round((world.now + delay) * 1000)
     if revokes(report, publish, mapped):  # and the next rebalance's answer is this one
         followup = round((world.now + REVOKING) * 1000)
         then = round(followup_delay(plan, world, unmapped, taken_up=publish) * 1000)
@@ -180,6 +191,18 @@ def awaited(
         return True
     return previous.answers != report.id and not answers_next(
         report, previous, published.generation
+    )
+
+
+def starts(report: GroupReport, publish: Published, clients: Mapping[str, str]) -> bool:
+    """Some client is given an active task no client of ``report`` owns (process id ->
+    member: ``clients``), and ``publish`` has no learner left: the answer completes the
+    moves in flight, and the next rebalance can wait for their first commits."""
+    if any(roles.learning for roles in publish.members.values()):
+        return False
+    owned = {t for c in report.clients for t in c.previous_active}
+    return any(
+        t not in owned for member in clients.values() for t in publish.members[member].active
     )
 
 

@@ -1,12 +1,18 @@
 """The librdkafka settings of a StreamApp's credentials Secret, safe to pass around.
 
-``world`` reads them from the Secret; ``kafka.KafkaView`` is keyed by them (one admin
-client per distinct login) and hands them to librdkafka, the only place the values go.
+``world`` reads them from the Secret (:func:`read_credentials`); ``kafka.KafkaView`` is
+keyed by them (one admin client per distinct login) and hands them to librdkafka, the
+only place the values go.
 """
 
 from __future__ import annotations
 
+import base64
 from collections.abc import Iterator, Mapping
+
+from kubernetes.client import CoreV1Api
+
+from segue.operator.api import SecretRef
 
 
 class KafkaCredentials(Mapping[str, str]):
@@ -39,3 +45,14 @@ class KafkaCredentials(Mapping[str, str]):
         return f"KafkaCredentials(keys={sorted(self._values)})"
 
     __str__ = __repr__
+
+
+def read_credentials(core: CoreV1Api, namespace: str, ref: SecretRef | None) -> KafkaCredentials:
+    """The librdkafka settings of a credentials Secret, decoded, for the operator's own
+    clients only: pods get theirs by reference (``act.objects``)."""
+    if ref is None:
+        return KafkaCredentials()
+    secret = core.read_namespaced_secret(ref.name, namespace)
+    return KafkaCredentials(
+        {k: base64.b64decode(v).decode() for k, v in (secret.data or {}).items()}
+    )

@@ -15,10 +15,12 @@ from segue.operator.kstreams.answer import (
     LEAD,
     REVOKING,
     SETTLED_PROBE,
+    STANDBYS_AFTER,
     answered,
     awaited,
     followup_delay,
     revokes,
+    starts,
 )
 from segue.operator.kstreams.group import Group
 from segue.operator.kstreams.pods import observe_pods
@@ -220,10 +222,12 @@ def test_an_answer_that_moves_an_active_task_asks_every_client_to_rejoin_at_once
     )
     assert followup_delay(plan, w, taken_up=handover) == SETTLED_PROBE
     # standbys the target holds back until the handover is done (Policy.learners_first):
-    # the group is asked to take them up a second after it, not the settled probe later
+    # the group is asked to take them up once the moved task has most likely committed
+    # on its new owner, not the settled probe later
     waiting = Held(standbys={"0_1": ("wc-2",)})
     later = replace(plan, busy=True, memory=replace(plan.memory, held=waiting))
-    assert followup_delay(later, w, taken_up=handover) == BUSY_PROBE
+    assert followup_delay(later, w, taken_up=handover) == STANDBYS_AFTER
+    assert BUSY_PROBE < STANDBYS_AFTER < SETTLED_PROBE
     placed = Published(6, {**handover.members, "wc-2": Roles(("1_1",), ("0_1",))})
     assert followup_delay(later, w, taken_up=placed) == SETTLED_PROBE
     # the same roles on the clients that own them: nothing to revoke, the usual probe
@@ -237,6 +241,50 @@ def test_an_answer_that_moves_an_active_task_asks_every_client_to_rejoin_at_once
     assert kept.kafka_streams.then_followup_after_ms is None
     # a client the answer leaves unmapped gives nothing it owns: nothing is moved off it
     assert not revokes(REPORT, handover, {c: m for c, m in clients.items() if m != "wc-2"})
+
+
+def test_the_answer_that_completes_a_move_lets_the_moved_task_commit_before_the_next_one() -> None:
+    """The second rebalance of a handover starts the moved task on its new owner, whose
+    first commit comes 0.5-2.4 s later; a rebalance before it stops that commit too
+    (seen: a 3 -> 6's moved tasks paused 2.1-2.5 s with the next one a second later).
+    So with no learner left, the answer asks for the next one ``STANDBYS_AFTER`` on."""
+    clients = {c.process_id: f"wc-{i}" for i, c in enumerate(REPORT.clients)}
+    handed = Published(
+        5,
+        {
+            "wc-0": Roles(active=("0_0", "0_1", "1_0")),
+            "wc-1": Roles(active=("0_2", "1_2")),
+            "wc-2": Roles(active=("1_1",)),
+        },
+    )
+    # 1_1's owner revoked it in the rebalance before: no client of this report owns it
+    revoked = REPORT.model_copy(
+        update={
+            "clients": [
+                c.model_copy(update={"previous_active": ("0_0", "0_1", "1_0")})
+                if c.process_id == REPORT.clients[0].process_id
+                else c
+                for c in REPORT.clients
+            ]
+        }
+    )
+    assert starts(revoked, handed, clients)
+    assert not revokes(revoked, handed, clients)
+    assert not starts(REPORT, handed, clients)  # still owned: the revoking round first
+    w = world(handed, Applied(report="older", generation=5))
+    plan = replace(decide(w), publish=None, busy=True)
+    assert followup_delay(plan, w) < STANDBYS_AFTER  # what it would ask otherwise
+    answer = decode(answered(plan, w, Group(revoked, None), None, clients).document or b"")
+    assert answer.kafka_streams is not None
+    assert answer.kafka_streams.followup_at_ms == round((w.now + STANDBYS_AFTER) * 1000)
+    # a learner still restoring: its handover is timed by its own estimate, as before
+    learning = Published(5, {**handed.members, "wc-1": Roles(("0_2", "1_2"), learning=("1_0",))})
+    assert not starts(revoked, learning, clients)
+    # a client no pod's agent names yet (a joiner): the core may admit it at any look
+    unmapped = {c: m for c, m in clients.items() if m != "wc-1"}
+    late = decode(answered(plan, w, Group(revoked, None), None, unmapped).document or b"")
+    assert late.kafka_streams is not None
+    assert late.kafka_streams.followup_at_ms < round((w.now + STANDBYS_AFTER) * 1000)
 
 
 def test_the_report_after_a_revoking_answer_is_left_to_the_leader_that_took_it_up() -> None:
