@@ -25,15 +25,17 @@ answer asks for one when there will be something to take up:
   for the rest of their batch until the core's deadline (``wake_at``);
 - while anything else is in flight (a handover or a departure waiting to apply, a
   rollout): ``BUSY_PROBE``;
-- after an answer that gives moved tasks to their new owners, with no learner left to
-  hand over: ``STANDBYS_AFTER`` at the least (``starts``), be it the answer the
-  operator writes or the one a revoking answer left for that rebalance. Each rebalance
-  stops every member's commits until it ends, and a moved task's first commit on its
-  new owner comes 0.5-2.4 s after the rebalance that gave it (Kafka Streams opens it,
-  restores the changelog's tail, processes): a second after it, as before, the
-  rebalance that placed the standbys held back for the handover
-  (``Policy.learners_first``) came before a 3 -> 6's moved tasks had committed, and
-  their pauses ran to 2.1-2.5 s (docs/benchmarks.md);
+- after an answer that gives moved tasks to their new owners (``starts``), be it the
+  answer the operator writes or the one a revoking answer left for that rebalance:
+  ``STANDBYS_AFTER`` at the least with no learner left to hand over, ``FIRST_COMMIT``
+  with one. Each rebalance stops every member's commits until it ends, and a moved
+  task runs on its new owner 0.65-1.0 s after the rebalance that gave it (Kafka
+  Streams opens it, restores the changelog's tail), its first commit after that: a
+  second after it, as before, the rebalance that placed the standbys held back for the
+  handover (``Policy.learners_first``), or a second wave of handovers, came before a
+  3 -> 6's moved tasks had committed, and their pauses ran to 2.1-2.5 s
+  (docs/benchmarks.md). A learner's follow-up is asked ``LEAD`` before its expected
+  catch-up, so ``FIRST_COMMIT`` puts its handover at most half a second past it;
 - when settled: ``SETTLED_PROBE``, so a decision with no membership change behind it (a
   scale-down, a spec edit) is taken up within that bound, which also caps the wait for
   a learner.
@@ -68,6 +70,7 @@ from segue.protocol.kstreams_answer import answers_next
 BUSY_PROBE: Final = 1.0  # seconds to the next rebalance while something is in flight
 SETTLED_PROBE: Final = 15.0  # ... and while settled (the longest wait for a learner too)
 STANDBYS_AFTER: Final = 3.0  # ... after a handover's rebalance, for the standbys held back
+FIRST_COMMIT: Final = 1.5  # ... and for the next learner's handover
 LEAD: Final = 1.0  # rebalance this long before a learner is expected caught up
 REVOKING: Final = 0.0  # ... and at once after one that revokes a task to move it
 
@@ -166,7 +169,8 @@ def answered(
     unmapped = any(c.process_id not in clients for c in report.clients)
     delay, then = followup_delay(plan, world, unmapped), None
     if not unmapped and starts(report, publish, mapped):  # let the moved tasks commit
-        delay = max(delay, STANDBYS_AFTER)
+        learning = any(roles.learning for roles in publish.members.values())
+        delay = max(delay, FIRST_COMMIT if learning else STANDBYS_AFTER)
     followup = round((world.now + delay) * 1000)
     if revokes(report, publish, mapped):  # and the next rebalance's answer is this one
         followup = round((world.now + REVOKING) * 1000)
@@ -196,10 +200,8 @@ def awaited(
 
 def starts(report: GroupReport, publish: Published, clients: Mapping[str, str]) -> bool:
     """Some client is given an active task no client of ``report`` owns (process id ->
-    member: ``clients``), and ``publish`` has no learner left: the answer completes the
-    moves in flight, and the next rebalance can wait for their first commits."""
-    if any(roles.learning for roles in publish.members.values()):
-        return False
+    member: ``clients``): the answer completes a move, and the next rebalance should
+    wait for the moved task's first commit."""
     owned = {t for c in report.clients for t in c.previous_active}
     return any(
         t not in owned for member in clients.values() for t in publish.members[member].active

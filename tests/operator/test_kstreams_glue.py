@@ -12,6 +12,7 @@ import pytest
 
 from segue.operator.kstreams.answer import (
     BUSY_PROBE,
+    FIRST_COMMIT,
     LEAD,
     REVOKING,
     SETTLED_PROBE,
@@ -277,9 +278,16 @@ def test_the_answer_that_completes_a_move_lets_the_moved_task_commit_before_the_
     answer = decode(answered(plan, w, Group(revoked, None), None, clients).document or b"")
     assert answer.kafka_streams is not None
     assert answer.kafka_streams.followup_at_ms == round((w.now + STANDBYS_AFTER) * 1000)
-    # a learner still restoring: its handover is timed by its own estimate, as before
+    # a learner still restoring: its handover waits for the moved task's first commit
+    # too, but less long, and no longer than its own estimate asks
     learning = Published(5, {**handed.members, "wc-1": Roles(("0_2", "1_2"), learning=("1_0",))})
-    assert not starts(revoked, learning, clients)
+    assert starts(revoked, learning, clients)
+    plan = replace(plan, publish=learning)
+    sooner = decode(answered(plan, w, Group(revoked, None), None, clients).document or b"")
+    assert sooner.kafka_streams is not None
+    delay = max(followup_delay(plan, w), FIRST_COMMIT)
+    assert sooner.kafka_streams.followup_at_ms == round((w.now + delay) * 1000)
+    assert BUSY_PROBE < FIRST_COMMIT < STANDBYS_AFTER
     # a client no pod's agent names yet (a joiner): the core may admit it at any look
     unmapped = {c: m for c, m in clients.items() if m != "wc-1"}
     late = decode(answered(plan, w, Group(revoked, None), None, unmapped).document or b"")
