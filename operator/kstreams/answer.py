@@ -25,12 +25,14 @@ answer asks for one when there will be something to take up:
   for the rest of their batch until the core's deadline (``wake_at``);
 - while anything else is in flight (a handover or a departure waiting to apply, a
   rollout): ``BUSY_PROBE``;
-- after an answer that gives moved tasks to their new owners (``starts``), be it the
-  answer the operator writes or the one a revoking answer left for that rebalance:
+- after an answer that gives moved tasks to their new owners (``starts``):
   ``STANDBYS_AFTER`` at the least with no learner left to hand over, ``FIRST_COMMIT``
-  with one. Each rebalance stops every member's commits until it ends, and a moved
-  task runs on its new owner 0.65-1.0 s after the rebalance that gave it (Kafka
-  Streams opens it, restores the changelog's tail), its first commit after that: a
+  with one; after the rebalance a revoking answer left its ``then`` for,
+  ``STANDBYS_AFTER`` for the standbys held back, a learner's own estimate otherwise
+  (no ``FIRST_COMMIT`` floor there: not measured yet). Each rebalance stops every
+  member's commits until it ends, and a moved task runs on its new owner 0.65-1.0 s
+  after the rebalance that gave it (Kafka Streams opens it, restores the changelog's
+  tail), its first commit after that: a
   second after it, as before, the rebalance that placed the standbys held back for the
   handover (``Policy.learners_first``), or a second wave of handovers, came before a
   3 -> 6's moved tasks had committed, and their pauses ran to 2.1-2.5 s
