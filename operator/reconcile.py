@@ -174,12 +174,18 @@ class Reconciler:
         report = observed.group.report if observed.group is not None else None
         if report is None or plan.publish is None:
             return
+        answer = decode(plan.document).kafka_streams if plan.document is not None else None
         if not awaited(report, observed.answer, observed.world.published):
-            return  # answered before or taken up: this generation is for the next rebalance
+            # answered before or taken up: this generation is for the next rebalance
+            if answer is not None and answer.rejoin:
+                log.info(
+                    "%s/%s: generation %d asks the group to rebalance now",
+                    namespace, name, plan.publish.generation,
+                )  # fmt: skip
+            return
         now = time.time()
         waited = max(0.0, now - report.reported_at_ms / 1000)
         self.metrics.kstreams_answer_seconds.labels(namespace, name).observe(waited)
-        answer = decode(plan.document).kafka_streams if plan.document is not None else None
         at = answer.followup_at_ms if answer is not None else None
         followup = None if at is None else at / 1000 - now
         log.info(

@@ -143,6 +143,9 @@ class KafkaStreamsAnswer(_Model):
     # Set on an answer that revokes a task to move it: it also answers the next report,
     # with the follow-up this long after that rebalance instead (:func:`answers_next`)
     then_followup_after_ms: int | None = Field(default=None, ge=0)
+    # Set on a generation decided while the group runs an earlier one and its next
+    # rebalance is far: every member that has the plugin's client supplier rejoins at once
+    rejoin: bool = False
 
 
 def answer_for(

@@ -54,6 +54,14 @@ also answers that next rebalance (``then_followup_after_ms``, the follow-up it w
 asked otherwise; ``segue.protocol.kstreams_answer.answers_next``): the leader takes the same
 placement up again without waiting for the operator, and a report it took up so needs
 no answer here.
+
+And one case sets no follow-up at all: a generation decided while the group runs one it
+took up already (a scale-down, a learner caught up sooner than its follow-up). Its next
+rebalance is whatever the answer it runs asked for, up to ``SETTLED_PROBE`` away, so
+unless that comes within ``BUSY_PROBE`` the document asks the group to rebalance now
+(``rejoin``): every pod's plugin watches the document, and its client supplier, if the
+app sets it, makes each main consumer rejoin at its next poll (docs/kafka-streams.md,
+"Optional, a second line").
 """
 
 from __future__ import annotations
@@ -161,8 +169,9 @@ def answered(
     if report is None:
         return plan
     publish, was = plan.publish, world.published
+    waiting = awaited(report, previous, was)
     if publish is None:
-        if was is None or not awaited(report, previous, was):
+        if was is None or not waiting:
             return plan
         publish = Published(was.generation + 1, was.members, was.partition_map)
     # A client whose pod the generation does not list yet (a joiner the core has not
@@ -178,12 +187,25 @@ def answered(
         followup = round((world.now + REVOKING) * 1000)
         then = round(followup_delay(plan, world, unmapped, taken_up=publish) * 1000)
     answer = KafkaStreamsAnswer(
-        answers=report.id, clients=mapped, followup_at_ms=followup, then_followup_after_ms=then
+        answers=report.id,
+        clients=mapped,
+        followup_at_ms=followup,
+        then_followup_after_ms=then,
+        rejoin=not waiting and _rebalance_far(previous, world.now),
     )
     document = to_document(publish, world.application_id).model_copy(
         update={"kafka_streams": answer}
     )
     return replace(plan, publish=publish, document=encode(document), busy=True)
+
+
+def _rebalance_far(previous: KafkaStreamsAnswer | None, now: float) -> bool:
+    """Whether the group's next rebalance, as the answer it runs asked for it, is more
+    than ``BUSY_PROBE`` away (a revoking answer's ``then`` counted from its own)."""
+    if previous is None or previous.followup_at_ms is None:
+        return True
+    due = previous.followup_at_ms + (previous.then_followup_after_ms or 0)
+    return due > round((now + BUSY_PROBE) * 1000)
 
 
 def awaited(

@@ -114,6 +114,7 @@ def properties(
         f"state.dir={path.parent / 'state'}\nprocessing.guarantee=exactly_once_v2\n"
         "commit.interval.ms=100\nreplication.factor=1\n"
         "task.assignor.class=dev.segue.kstreams.SegueTaskAssignor\n"
+        "default.client.supplier=dev.segue.kstreams.SegueClientSupplier\n"
         f"segue.answer.wait.ms=30000\ninput.topic={topics[0]}\noutput.topic={topics[1]}\n"
     )
     return path
@@ -127,6 +128,8 @@ class Answerer:
         self.core, self.namespace, self.name, self.uid = core, namespace, name, uid
         self.answered: list[str] = []
         self.version: str | None = None
+        self.generation = 0
+        self.report: GroupReport | None = None
 
     def step(self, consumers: list[str]) -> None:
         group = self.core.read_namespaced_config_map(group_configmap(self.name), self.namespace)
@@ -134,11 +137,27 @@ class Answerer:
         if report is None or report.id in self.answered:
             return
         assert (group.data or {}).get("report") == report.id
-        generation = len(self.answered) + 1
-        document = encode(answer(report, consumers, generation))
-        body = objects.assignment(self.name, self.uid, generation, document, "test")
-        self.version = apply.publish(self.core, self.namespace, body, self.version)
+        self.publish(answer(report, consumers, self.generation + 1))
         self.answered.append(report.id)
+        self.report = report
+
+    def publish(self, document: AssignmentDocument) -> None:
+        self.generation = document.generation
+        body = objects.assignment(self.name, self.uid, self.generation, encode(document), "test")
+        self.version = apply.publish(self.core, self.namespace, body, self.version)
+
+    def ask_rejoin(self, consumers: list[str]) -> None:
+        """A generation decided while the group runs the last answer, which asks it to
+        rejoin (``kafka_streams.rejoin``), as the operator's ``answered`` does."""
+        assert self.report is not None
+        document = answer(self.report, consumers, self.generation + 1)
+        assert document.kafka_streams is not None
+        rejoin = document.kafka_streams.model_copy(update={"rejoin": True})
+        self.publish(document.model_copy(update={"kafka_streams": rejoin}))
+
+    def reported(self) -> str | None:
+        group = self.core.read_namespaced_config_map(group_configmap(self.name), self.namespace)
+        return (group.data or {}).get("report")
 
     def applied(self, consumers: list[str]) -> Applied | None:
         """The plugin's record of the last answered report it ran, once it has written it
@@ -220,8 +239,20 @@ def test_the_plugin_reports_and_runs_the_answer_through_its_own_configmaps(  # n
         assert "segue_kstreams_fallbacks_total 0" in text, text  # Segue's answer every time
         # the group runs the generation answering its last report, and says so
         applied = operator.applied(consumers)
-        last = Applied(report=operator.answered[-1], generation=len(operator.answered))
+        last = Applied(report=operator.answered[-1], generation=operator.generation)
         assert applied == last, (applied, log.read_text()[-4000:])
+        # The operator asks the group to rejoin (the answers here set no follow-up, so
+        # nothing else would make it rebalance): the plugin's client supplier rejoins,
+        # and the leader reports again
+        asked = time.monotonic()
+        operator.ask_rejoin(consumers)
+        while operator.reported() == operator.answered[-1] and time.monotonic() < asked + 15:
+            time.sleep(0.05)
+        took = time.monotonic() - asked
+        assert operator.reported() != operator.answered[-1], log.read_text()[-4000:]
+        print(f"rejoined {took:.2f}s after the ask")
+        again = operator.applied(consumers)
+        assert again == Applied(report=operator.answered[-1], generation=operator.generation)
     finally:
         proc.terminate()
         proc.wait(60)

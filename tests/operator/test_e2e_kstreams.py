@@ -97,6 +97,8 @@ def wordcount(
                 "num.standby.replicas=0",
                 "session.timeout.ms=10000",  # a killed instance leaves the group within 10 s
                 "task.assignor.class=dev.segue.kstreams.SegueTaskAssignor",
+                # the group rebalances when the operator asks (docs/kafka-streams.md)
+                "default.client.supplier=dev.segue.kstreams.SegueClientSupplier",
                 f"input.topic={source}",
                 f"output.topic={output}",
                 *(f"{key.replace('_', '.')}={value}" for key, value in extra.items()),

@@ -182,6 +182,34 @@ def test_a_report_nothing_answers_gets_the_generation_in_force_again_renumbered(
     assert again.publish == plan.publish
 
 
+def test_a_generation_decided_while_the_group_runs_an_answered_one_asks_it_to_rejoin() -> None:
+    """Only a rebalance takes a generation up; a scale-down decided while the group was
+    told its next one is 15 s away waited those 15 s (seen: 14-15 s on every scale-down
+    handover of the end-to-end test). Not while a rebalance waits for this very answer,
+    nor when the one the group was asked for comes within ``BUSY_PROBE`` anyway."""
+    w = world(PUBLISHED, Applied(report=REPORT.id, generation=4))
+    clients = {c.process_id: f"wc-{i}" for i, c in enumerate(REPORT.clients)}
+    later = round((w.now + SETTLED_PROBE) * 1000)
+    running = KafkaStreamsAnswer(answers=REPORT.id, clients=clients, followup_at_ms=later)
+    scaled = Published(5, {**PUBLISHED.members, "wc-2": Roles(("1_1",))})
+    plan = replace(decide(w), publish=scaled)
+
+    def rejoin(previous: KafkaStreamsAnswer) -> bool:
+        out = answered(plan, w, Group(REPORT, None), previous, clients)
+        answer = decode(out.document or b"").kafka_streams
+        assert answer is not None
+        return answer.rejoin
+
+    assert rejoin(running)
+    soon = round((w.now + BUSY_PROBE / 2) * 1000)
+    assert not rejoin(running.model_copy(update={"followup_at_ms": soon}))
+    # a revoking answer's next rebalance comes at once, and its own follow-up after it
+    revoked = running.model_copy(update={"followup_at_ms": soon, "then_followup_after_ms": 15000})
+    assert rejoin(revoked)
+    # the leader waits for an answer to this report: the answer is the rebalance
+    assert not rejoin(running.model_copy(update={"answers": "older"}))
+
+
 def test_a_client_whose_pod_the_generation_does_not_list_is_left_unmapped() -> None:
     """Seen on a real app: after a fallback no pod has a generation, so the core admits no
     joiner; mapping the joiner's client anyway made the plugin refuse every answer."""

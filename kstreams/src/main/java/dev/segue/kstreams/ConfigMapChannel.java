@@ -1,5 +1,6 @@
 package dev.segue.kstreams;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
@@ -17,6 +18,7 @@ import java.time.Duration;
 import java.util.Base64;
 import java.util.Map;
 import java.util.Optional;
+import java.util.stream.Stream;
 import javax.net.ssl.SSLContext;
 import javax.net.ssl.TrustManagerFactory;
 
@@ -37,6 +39,7 @@ final class ConfigMapChannel implements Channel {
   static final String ENV_STREAMAPP = "SEGUE_STREAMAPP";
   static final String ENV_POD_NAMESPACE = "POD_NAMESPACE";
   static final Duration CALL_TIMEOUT = Duration.ofSeconds(3);
+  static final int WATCH_SECONDS = 300;  // the server ends each watch; the next one resumes
 
   static String groupConfigMap(String app) {
     return app + "-group";
@@ -62,6 +65,11 @@ final class ConfigMapChannel implements Channel {
 
   /** From the pod's environment; empty when not in a pod Segue manages. */
   static Optional<Channel> fromEnvironment(Map<String, String> env) {
+    return of(env).map(channel -> channel);
+  }
+
+  /** The same, for what only this channel does ({@link #watch}). */
+  static Optional<ConfigMapChannel> of(Map<String, String> env) {
     String host = env.get("KUBERNETES_SERVICE_HOST");
     String port = env.getOrDefault("KUBERNETES_SERVICE_PORT", "443");
     String app = env.get(ENV_STREAMAPP);
@@ -124,8 +132,65 @@ final class ConfigMapChannel implements Channel {
       throw new IOException("reading ConfigMap " + namespace + "/" + assignmentConfigMap(app) + ": HTTP "
           + response.statusCode());
     }
-    String encoded = Reports.JSON.readTree(response.body()).path("binaryData").path(DOCUMENT_KEY)
-        .asText("");
+    return documentOf(Reports.JSON.readTree(response.body()));
+  }
+
+  /** What {@link #watch} calls with each assignment document it sees. */
+  interface Documents {
+    void seen(byte[] gzipped);
+  }
+
+  /**
+   * Lists the assignment ConfigMap, then watches it from that list, as the Python worker
+   * does (the Role allows list and watch on it by name, with this field selector):
+   * {@code each} gets the document now, if there is one, and every later one, until the
+   * server ends the watch or it breaks; the caller calls again. A watch, not a poll: one
+   * connection per pod, whatever the app's size.
+   */
+  void watch(Documents each) throws IOException, InterruptedException {
+    String list = "/api/v1/namespaces/" + namespace + "/configmaps?fieldSelector=metadata.name%3D"
+        + assignmentConfigMap(app);
+    HttpRequest read = HttpRequest.newBuilder(base.resolve(list))
+        .timeout(CALL_TIMEOUT)
+        .header("Authorization", "Bearer " + Files.readString(token).trim())
+        .header("Accept", "application/json")
+        .GET()
+        .build();
+    HttpResponse<String> now = http.send(read, HttpResponse.BodyHandlers.ofString());
+    if (now.statusCode() / 100 != 2) {
+      throw new IOException("listing ConfigMap " + namespace + "/" + assignmentConfigMap(app)
+          + ": HTTP " + now.statusCode());
+    }
+    JsonNode listed = Reports.JSON.readTree(now.body());
+    listed.path("items").forEach(item -> documentOf(item).ifPresent(each::seen));
+    String version = listed.path("metadata").path("resourceVersion").asText();
+    HttpRequest watch = HttpRequest.newBuilder(base.resolve(list + "&watch=true&timeoutSeconds="
+            + WATCH_SECONDS + "&resourceVersion=" + version))
+        .header("Authorization", "Bearer " + Files.readString(token).trim())
+        .header("Accept", "application/json")
+        .GET()
+        .build();
+    HttpResponse<Stream<String>> events = http.send(watch, HttpResponse.BodyHandlers.ofLines());
+    if (events.statusCode() / 100 != 2) {
+      throw new IOException("watching ConfigMap " + namespace + "/" + assignmentConfigMap(app)
+          + ": HTTP " + events.statusCode());
+    }
+    try (Stream<String> lines = events.body()) {
+      for (String line : (Iterable<String>) lines::iterator) {
+        JsonNode event = Reports.JSON.readTree(line);
+        String type = event.path("type").asText();
+        if (type.equals("ERROR")) {  // e.g. 410 Gone: the version is too old; list again
+          return;
+        }
+        if (type.equals("ADDED") || type.equals("MODIFIED")) {
+          documentOf(event.path("object")).ifPresent(each::seen);
+        }
+      }
+    }
+  }
+
+  private static Optional<byte[]> documentOf(JsonNode configMap) {
+    String encoded = configMap.path("binaryData").path(DOCUMENT_KEY).asText("");
     return encoded.isEmpty() ? Optional.empty() : Optional.of(Base64.getDecoder().decode(encoded));
   }
 

@@ -1,0 +1,81 @@
+package dev.segue.kstreams;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+/**
+ * One thread per JVM that watches the app's assignment document and passes the operator's
+ * asks for a rebalance on to {@link Rejoins}: a document whose {@code kafka_streams.rejoin}
+ * is set, of a generation later than any seen when the watch began (a starting instance
+ * joins anyway) or asked before. Started by {@link SegueClientSupplier} with the first
+ * main consumer; without it, or outside a pod Segue manages, nothing asks and the group
+ * rebalances at the follow-ups the answers set, as before. A broken watch is read again a
+ * second later and said once until it works again; it never stops the app.
+ */
+final class DocumentWatch {
+  static final long RETRY_MS = 1000;
+  private static final AtomicBoolean STARTED = new AtomicBoolean();
+
+  private long floor = Rejoins.NONE;
+  private boolean begun;
+
+  DocumentWatch() {}
+
+  static void startOnce(Map<String, String> env) {
+    if (!STARTED.compareAndSet(false, true)) {
+      return;
+    }
+    Optional<ConfigMapChannel> channel = ConfigMapChannel.of(env);
+    if (channel.isEmpty()) {
+      System.err.println("segue: not in a pod Segue manages: no rebalance on the operator's call");
+      return;
+    }
+    Thread thread = new Thread(() -> new DocumentWatch().run(channel.get()), "segue-document-watch");
+    thread.setDaemon(true);
+    thread.start();
+  }
+
+  private void run(ConfigMapChannel channel) {
+    boolean failing = false;
+    while (!Thread.currentThread().isInterrupted()) {
+      try {
+        channel.watch(this::seen);
+        failing = false;
+      } catch (InterruptedException e) {
+        return;
+      } catch (Exception e) {  // the API server away, a rotated token: read again soon
+        if (!failing) {
+          System.err.println("segue: watching the assignment document failed, retrying: " + e);
+        }
+        failing = true;
+        try {
+          Thread.sleep(RETRY_MS);
+        } catch (InterruptedException stop) {
+          return;
+        }
+      }
+    }
+  }
+
+  /** A document read: the first one sets the floor, a later one may ask. */
+  void seen(byte[] gzipped) {
+    JsonNode document = Answers.decode(gzipped);
+    if (!begun) {  // what the group was asked before this instance watched is not its own
+      begun = true;
+      floor = document.path("generation").asLong(Rejoins.NONE);
+      return;
+    }
+    long asks = asks(document);
+    if (asks > floor) {
+      Rejoins.ask(asks);
+    }
+  }
+
+  /** The generation a document asks every member to rejoin for, or {@link Rejoins#NONE}. */
+  static long asks(JsonNode document) {
+    boolean rejoin = document.path("kafka_streams").path("rejoin").asBoolean(false);
+    return rejoin ? document.path("generation").asLong(Rejoins.NONE) : Rejoins.NONE;
+  }
+}

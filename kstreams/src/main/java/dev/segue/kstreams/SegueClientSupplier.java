@@ -1,0 +1,54 @@
+package dev.segue.kstreams;
+
+import java.util.Map;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.consumer.Consumer;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.Producer;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.apache.kafka.streams.KafkaClientSupplier;
+
+/**
+ * The app's Kafka clients as Kafka Streams makes them by default, with one addition: each
+ * stream thread's main consumer rejoins its group when the operator asks ({@link
+ * Rejoins}), so that a decision taken while the group is settled (a scale-down, a learner
+ * caught up sooner than expected) is taken up at once instead of at the next follow-up
+ * rebalance. Optional, the app's second config line:
+ * {@code default.client.supplier=dev.segue.kstreams.SegueClientSupplier}. Public APIs
+ * only ({@link KafkaClientSupplier}, {@link Consumer#enforceRebalance(String)}); the
+ * consumer is wrapped through its interface, so one class serves every Kafka Streams
+ * version the plugin supports.
+ */
+public final class SegueClientSupplier implements KafkaClientSupplier {
+  @Override
+  public Admin getAdmin(Map<String, Object> config) {
+    return Admin.create(config);
+  }
+
+  @Override
+  public Producer<byte[], byte[]> getProducer(Map<String, Object> config) {
+    return new KafkaProducer<>(config, new ByteArraySerializer(), new ByteArraySerializer());
+  }
+
+  @Override
+  public Consumer<byte[], byte[]> getConsumer(Map<String, Object> config) {
+    DocumentWatch.startOnce(System.getenv());
+    return Rejoins.rejoining(plain(config), Rejoins::asked);
+  }
+
+  @Override
+  public Consumer<byte[], byte[]> getRestoreConsumer(Map<String, Object> config) {
+    return plain(config);
+  }
+
+  @Override
+  public Consumer<byte[], byte[]> getGlobalConsumer(Map<String, Object> config) {
+    return plain(config);
+  }
+
+  private static Consumer<byte[], byte[]> plain(Map<String, Object> config) {
+    return new KafkaConsumer<>(config, new ByteArrayDeserializer(), new ByteArrayDeserializer());
+  }
+}
