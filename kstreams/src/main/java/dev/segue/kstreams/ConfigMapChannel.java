@@ -39,7 +39,11 @@ final class ConfigMapChannel implements Channel {
   static final String ENV_STREAMAPP = "SEGUE_STREAMAPP";
   static final String ENV_POD_NAMESPACE = "POD_NAMESPACE";
   static final Duration CALL_TIMEOUT = Duration.ofSeconds(3);
-  static final int WATCH_SECONDS = 300;  // the server ends each watch; the next one resumes
+  // The server ends each watch after this, and the next one lists again (as the Python
+  // worker's watch does). A connection that dies silently holds its watch (HttpClient has
+  // no read timeout on a streamed body): that pod then rejoins when the others' rejoin
+  // reaches it at a heartbeat.
+  static final int WATCH_SECONDS = 60;
 
   static String groupConfigMap(String app) {
     return app + "-group";

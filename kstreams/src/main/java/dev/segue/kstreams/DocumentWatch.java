@@ -27,7 +27,13 @@ final class DocumentWatch {
     if (!STARTED.compareAndSet(false, true)) {
       return;
     }
-    Optional<ConfigMapChannel> channel = ConfigMapChannel.of(env);
+    Optional<ConfigMapChannel> channel;
+    try {
+      channel = ConfigMapChannel.of(env);
+    } catch (RuntimeException e) {  // the pod's CA unreadable: the app runs on without it
+      System.err.println("segue: no rebalance on the operator's call: " + e.getMessage());
+      return;
+    }
     if (channel.isEmpty()) {
       System.err.println("segue: not in a pod Segue manages: no rebalance on the operator's call");
       return;
