@@ -3,13 +3,15 @@
 StreamApp under the operator on the local stack, every placement Segue's through its
 KIP-924 plugin (docs/kafka-streams.md). Set up as ``tests/operator/test_e2e_kstreams.py``
 does: the operator injects the plugin's jar (``kstreams/``) as a Java agent, the app sets
-``task.assignor.class`` and puts ``state.dir`` on the pod's state volume through Kafka's
+``task.assignor.class`` and ``default.client.supplier`` (the group rebalances when the
+operator asks) and puts ``state.dir`` on the pod's state volume through Kafka's
 ``EnvVarConfigProvider``.
 
 The instance runs with the Kafka Streams side's settings (exactly-once v2, one standby,
 record cache off, the same probing interval, which the plugin does not use) but for three:
-that ``properties`` file (the assignor and ``state.dir``), no static membership (the plugin
-does not support ``group.instance.id`` yet) and no state dir argument. The StreamApp's
+that ``properties`` file (the assignor, the client supplier and ``state.dir``), no static
+membership (the plugin does not support ``group.instance.id`` yet) and no state dir
+argument. The StreamApp's
 ``spec.scaling`` carries the HA assignor's numbers: acceptable lag 10,000, 2 warmups, one
 standby; and ``learnerPromotion`` (``--learner-promotion``; the default ``eager``).
 
@@ -54,6 +56,7 @@ ROOT = Path(__file__).resolve().parents[2]
 PLUGIN = ROOT / "kstreams"
 CONTAINER = "worker"  # the app container's name in the pods the operator makes
 ASSIGNOR = "dev.segue.kstreams.SegueTaskAssignor"
+SUPPLIER = "dev.segue.kstreams.SegueClientSupplier"
 REBALANCES = re.compile(r"^segue_operator_kstreams_rebalances_total\{[^}]*\} (\S+)$", re.M)
 FALLBACK_EVENT = re.compile(
     r"^\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3})\] .*?: AssignorFallback: ", re.M
@@ -84,6 +87,7 @@ def properties(path: Path) -> Path:
         "\n".join(
             [
                 f"task.assignor.class={ASSIGNOR}",
+                f"default.client.supplier={SUPPLIER}",
                 "config.providers=env",
                 "config.providers.env.class="
                 "org.apache.kafka.common.config.provider.EnvVarConfigProvider",

@@ -58,7 +58,8 @@ no answer here.
 And one case sets no follow-up at all: a generation decided while the group runs one it
 took up already (a scale-down, a learner caught up sooner than its follow-up). Its next
 rebalance is whatever the answer it runs asked for, up to ``SETTLED_PROBE`` away, so
-unless that comes within ``BUSY_PROBE`` the document asks the group to rebalance now
+unless that comes within ``STANDBYS_AFTER`` (the longest of the waits for moved tasks'
+first commits above) the document asks the group to rebalance now
 (``rejoin``): every pod's plugin watches the document, and its client supplier, if the
 app sets it, makes each main consumer rejoin at its next poll (docs/kafka-streams.md,
 "Optional, a second line").
@@ -201,11 +202,14 @@ def answered(
 
 def _rebalance_far(previous: KafkaStreamsAnswer | None, now: float) -> bool:
     """Whether the group's next rebalance, as the answer it runs asked for it, is more
-    than ``BUSY_PROBE`` away (a revoking answer's ``then`` counted from its own)."""
+    than ``STANDBYS_AFTER`` away (a revoking answer's ``then`` counted from its own): a
+    sooner one may be a wait for moved tasks' first commits, which an ask would cut
+    short (seen on the bench with ``BUSY_PROBE`` here: a second wave of handovers and the
+    standbys asked at once after the first wave's start, 3 -> 6 pausing 1.26-1.59 s)."""
     if previous is None or previous.followup_at_ms is None:
         return True
     due = previous.followup_at_ms + (previous.then_followup_after_ms or 0)
-    return due > round((now + BUSY_PROBE) * 1000)
+    return due > round((now + STANDBYS_AFTER) * 1000)
 
 
 def awaited(

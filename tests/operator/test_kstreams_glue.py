@@ -186,7 +186,7 @@ def test_a_generation_decided_while_the_group_runs_an_answered_one_asks_it_to_re
     """Only a rebalance takes a generation up; a scale-down decided while the group was
     told its next one is 15 s away waited those 15 s (seen: 14-15 s on every scale-down
     handover of the end-to-end test). Not while a rebalance waits for this very answer,
-    nor when the one the group was asked for comes within ``BUSY_PROBE`` anyway."""
+    nor when the one the group was asked for comes within ``STANDBYS_AFTER`` anyway."""
     w = world(PUBLISHED, Applied(report=REPORT.id, generation=4))
     clients = {c.process_id: f"wc-{i}" for i, c in enumerate(REPORT.clients)}
     later = round((w.now + SETTLED_PROBE) * 1000)
@@ -203,6 +203,9 @@ def test_a_generation_decided_while_the_group_runs_an_answered_one_asks_it_to_re
     assert rejoin(running)
     soon = round((w.now + BUSY_PROBE / 2) * 1000)
     assert not rejoin(running.model_copy(update={"followup_at_ms": soon}))
+    # nor cut short a wait for moved tasks' first commits (the longest: STANDBYS_AFTER)
+    waits = round((w.now + STANDBYS_AFTER - 0.1) * 1000)
+    assert not rejoin(running.model_copy(update={"followup_at_ms": waits}))
     # a revoking answer's next rebalance comes at once, and its own follow-up after it
     revoked = running.model_copy(update={"followup_at_ms": soon, "then_followup_after_ms": 15000})
     assert rejoin(revoked)
