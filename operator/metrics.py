@@ -100,6 +100,13 @@ class OperatorMetrics:
             LABELS,
             registry=r,
         )
+        self.kstreams_rejoin_asks = Counter(
+            "segue_operator_kstreams_rejoin_asks",
+            "answers that ask a Kafka Streams group to rebalance now (kafka_streams.rejoin: "
+            "a generation decided while the group runs one it took up)",
+            LABELS,
+            registry=r,
+        )
         self.kstreams_answer_seconds = Histogram(
             "segue_operator_kstreams_answer_seconds",
             "from a Kafka Streams group leader's report to the operator's answer written "

@@ -27,8 +27,9 @@ from segue.operator.act.history import HistoryProducer
 from segue.operator.api import GROUP, PLURAL, VERSION, InvalidStreamApp, StreamApp
 from segue.operator.autoscale import WINDOW_SECONDS, SignalBoard, Window, compute, remember
 from segue.operator.history import Seen, step_record
-from segue.operator.kstreams.answer import answered, awaited
+from segue.operator.kstreams.answer import answered
 from segue.operator.kstreams.seen import GroupsSeen
+from segue.operator.kstreams.told import told
 from segue.operator.laps import Laps
 from segue.operator.metrics import OperatorMetrics
 from segue.operator.observe import KafkaObserveError, PodState
@@ -41,7 +42,7 @@ from segue.operator.scaling import (
 )
 from segue.operator.settings import OperatorSettings
 from segue.operator.world import Observed, Observer, input_sample
-from segue.protocol import DocumentError, decode
+from segue.protocol import DocumentError
 
 NO_AGENT = (
     "runtime kafka-streams needs the agent jar injected into its pods, and this operator"
@@ -166,34 +167,13 @@ class Reconciler:
     def time_step(
         self, namespace: str, name: str, observed: Observed, plan: Plan, laps: Laps
     ) -> None:
-        """The step's duration; for a Kafka Streams app, how long its group waited for an
-        answer: the leader waits in the rebalance (every task paused, under exactly-once)
-        from its report to the answer written."""
-        step = laps.total
-        self.metrics.reconcile_seconds.labels(namespace, name).observe(step)
+        """The step's duration; for a Kafka Streams app's answer, what :mod:`.kstreams.told`
+        says of it."""
+        self.metrics.reconcile_seconds.labels(namespace, name).observe(laps.total)
         report = observed.group.report if observed.group is not None else None
-        if report is None or plan.publish is None:
-            return
-        answer = decode(plan.document).kafka_streams if plan.document is not None else None
-        if not awaited(report, observed.answer, observed.world.published):
-            # answered before or taken up: this generation is for the next rebalance
-            if answer is not None and answer.rejoin:
-                log.info(
-                    "%s/%s: generation %d asks the group to rebalance now",
-                    namespace, name, plan.publish.generation,
-                )  # fmt: skip
-            return
-        now = time.time()
-        waited = max(0.0, now - report.reported_at_ms / 1000)
-        self.metrics.kstreams_answer_seconds.labels(namespace, name).observe(waited)
-        at = answer.followup_at_ms if answer is not None else None
-        followup = None if at is None else at / 1000 - now
-        log.info(
-            "%s/%s: answered report %s with generation %d, %.2fs after the leader wrote it "
-            "(this step %.2fs: %s); next rebalance asked in %s",
-            namespace, name, report.id, plan.publish.generation, waited, step, laps,
-            "-" if followup is None else f"{followup:.1f}s",
-        )  # fmt: skip
+        if report is not None and plan.publish is not None:
+            previous = (observed.answer, observed.world.published)
+            told(self.metrics, (namespace, name), report, previous=previous, plan=plan, laps=laps)
 
     def plan_for(
         self, namespace: str, name: str, uid: str, observed: Observed, unread: str | None

@@ -5,6 +5,7 @@ and every generation answering the group's latest report."""
 from __future__ import annotations
 
 import json
+import logging
 from dataclasses import replace
 from pathlib import Path
 
@@ -25,6 +26,9 @@ from segue.operator.kstreams.answer import (
 )
 from segue.operator.kstreams.group import Group
 from segue.operator.kstreams.pods import observe_pods
+from segue.operator.kstreams.told import told
+from segue.operator.laps import Laps
+from segue.operator.metrics import OperatorMetrics
 from segue.operator.observe.agent import AgentReport, parse_agent_metrics
 from segue.operator.observe.pods import PodState
 from segue.operator.scaling import Published, Roles, World, decide
@@ -211,6 +215,34 @@ def test_a_generation_decided_while_the_group_runs_an_answered_one_asks_it_to_re
     assert rejoin(revoked)
     # the leader waits for an answer to this report: the answer is the rebalance
     assert not rejoin(running.model_copy(update={"answers": "older"}))
+
+
+def test_an_ask_is_counted_and_said_and_only_an_awaited_answer_is_timed(caplog) -> None:
+    """``segue_operator_kstreams_rejoin_asks_total`` counts the asks (an operator that asks
+    every few seconds, or never, shows there); the answer's wait is timed only when the
+    leader waited for it."""
+    w = world(PUBLISHED, Applied(report=REPORT.id, generation=4))
+    clients = {c.process_id: f"wc-{i}" for i, c in enumerate(REPORT.clients)}
+    later = round((w.now + SETTLED_PROBE) * 1000)
+    running = KafkaStreamsAnswer(answers=REPORT.id, clients=clients, followup_at_ms=later)
+    scaled = Published(5, {**PUBLISHED.members, "wc-2": Roles(("1_1",))})
+    plan = answered(replace(decide(w), publish=scaled), w, Group(REPORT, None), running, clients)
+    metrics = OperatorMetrics()
+    app = ("ns", "wc")
+
+    def sample(name: str) -> float:
+        return metrics.registry.get_sample_value(name, {"namespace": "ns", "app": "wc"}) or 0
+
+    with caplog.at_level(logging.INFO, "segue.operator"):
+        told(metrics, app, REPORT, previous=(running, PUBLISHED), plan=plan, laps=Laps())
+    assert sample("segue_operator_kstreams_rejoin_asks_total") == 1
+    assert sample("segue_operator_kstreams_answer_seconds_count") == 0
+    assert "generation 5 asks the group to rebalance now" in caplog.text
+    # the same generation for a report the leader waits on: an answer, timed, no ask
+    waiting = running.model_copy(update={"answers": "older"})
+    told(metrics, app, REPORT, previous=(waiting, PUBLISHED), plan=plan, laps=Laps())
+    assert sample("segue_operator_kstreams_rejoin_asks_total") == 1
+    assert sample("segue_operator_kstreams_answer_seconds_count") == 1
 
 
 def test_a_client_whose_pod_the_generation_does_not_list_is_left_unmapped() -> None:

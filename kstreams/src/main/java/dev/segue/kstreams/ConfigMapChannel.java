@@ -114,7 +114,8 @@ final class ConfigMapChannel implements Channel {
   /** A JSON merge patch of the group ConfigMap: it sets only the keys it names. */
   private void patchGroup(ObjectNode patch) throws IOException, InterruptedException {
     String body = Reports.JSON.writeValueAsString(patch);
-    HttpRequest request = request(groupConfigMap(app))
+    HttpRequest request = request(configMaps() + "/" + groupConfigMap(app))
+        .timeout(CALL_TIMEOUT)
         .header("Content-Type", "application/merge-patch+json")
         .method("PATCH", HttpRequest.BodyPublishers.ofString(body))
         .build();
@@ -127,7 +128,8 @@ final class ConfigMapChannel implements Channel {
 
   @Override
   public Optional<byte[]> document() throws IOException, InterruptedException {
-    HttpRequest request = request(assignmentConfigMap(app)).GET().build();
+    HttpRequest request =
+        request(configMaps() + "/" + assignmentConfigMap(app)).timeout(CALL_TIMEOUT).GET().build();
     HttpResponse<String> response = http.send(request, HttpResponse.BodyHandlers.ofString());
     if (response.statusCode() == 404) {
       return Optional.empty();
@@ -152,14 +154,8 @@ final class ConfigMapChannel implements Channel {
    * connection per pod, whatever the app's size.
    */
   void watch(Documents each) throws IOException, InterruptedException {
-    String list = "/api/v1/namespaces/" + namespace + "/configmaps?fieldSelector=metadata.name%3D"
-        + assignmentConfigMap(app);
-    HttpRequest read = HttpRequest.newBuilder(base.resolve(list))
-        .timeout(CALL_TIMEOUT)
-        .header("Authorization", "Bearer " + Files.readString(token).trim())
-        .header("Accept", "application/json")
-        .GET()
-        .build();
+    String list = configMaps() + "?fieldSelector=metadata.name%3D" + assignmentConfigMap(app);
+    HttpRequest read = request(list).timeout(CALL_TIMEOUT).GET().build();
     HttpResponse<String> now = http.send(read, HttpResponse.BodyHandlers.ofString());
     if (now.statusCode() / 100 != 2) {
       throw new IOException("listing ConfigMap " + namespace + "/" + assignmentConfigMap(app)
@@ -168,11 +164,9 @@ final class ConfigMapChannel implements Channel {
     JsonNode listed = Reports.JSON.readTree(now.body());
     listed.path("items").forEach(item -> documentOf(item).ifPresent(each::seen));
     String version = listed.path("metadata").path("resourceVersion").asText();
-    HttpRequest watch = HttpRequest.newBuilder(base.resolve(list + "&watch=true&timeoutSeconds="
-            + WATCH_SECONDS + "&resourceVersion=" + version))
-        .header("Authorization", "Bearer " + Files.readString(token).trim())
-        .header("Accept", "application/json")
-        .GET()
+    HttpRequest watch = request(list + "&watch=true&timeoutSeconds=" + WATCH_SECONDS
+            + "&resourceVersion=" + version)
+        .GET()  // no timeout: it would end the streamed watch after CALL_TIMEOUT
         .build();
     HttpResponse<Stream<String>> events = http.send(watch, HttpResponse.BodyHandlers.ofLines());
     if (events.statusCode() / 100 != 2) {
@@ -198,10 +192,13 @@ final class ConfigMapChannel implements Channel {
     return encoded.isEmpty() ? Optional.empty() : Optional.of(Base64.getDecoder().decode(encoded));
   }
 
-  private HttpRequest.Builder request(String configMap) throws IOException {
-    return HttpRequest.newBuilder(
-            base.resolve("/api/v1/namespaces/" + namespace + "/configmaps/" + configMap))
-        .timeout(CALL_TIMEOUT)
+  private String configMaps() {
+    return "/api/v1/namespaces/" + namespace + "/configmaps";
+  }
+
+  /** A call to {@code path} as the pod's ServiceAccount, its token read now. */
+  private HttpRequest.Builder request(String path) throws IOException {
+    return HttpRequest.newBuilder(base.resolve(path))
         .header("Authorization", "Bearer " + Files.readString(token).trim())
         .header("Accept", "application/json");
   }

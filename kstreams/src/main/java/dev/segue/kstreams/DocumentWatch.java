@@ -12,7 +12,9 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * joins anyway) or asked before. Started by {@link SegueClientSupplier} with the first
  * main consumer; without it, or outside a pod Segue manages, nothing asks and the group
  * rebalances at the follow-ups the answers set, as before. A broken watch is read again a
- * second later and said once until it works again; it never stops the app.
+ * second later and said once until it works again; a document that cannot be read is
+ * passed over (the assignor falls back on it at the next rebalance, and says so); neither
+ * ever stops the app.
  */
 final class DocumentWatch {
   static final long RETRY_MS = 1000;
@@ -20,6 +22,7 @@ final class DocumentWatch {
 
   private long floor = Rejoins.NONE;
   private boolean begun;
+  private boolean unreadable;
 
   DocumentWatch() {}
 
@@ -67,7 +70,17 @@ final class DocumentWatch {
 
   /** A document read: the first one sets the floor, a later one may ask. */
   void seen(byte[] gzipped) {
-    JsonNode document = Answers.decode(gzipped);
+    JsonNode document;
+    try {
+      document = Answers.decode(gzipped);
+    } catch (RuntimeException e) {  // not gzipped JSON: reading it again would not help
+      if (!unreadable) {
+        System.err.println("segue: an assignment document could not be read, passed over: " + e);
+      }
+      unreadable = true;
+      return;
+    }
+    unreadable = false;
     if (!begun) {  // what the group was asked before this instance watched is not its own
       begun = true;
       floor = document.path("generation").asLong(Rejoins.NONE);

@@ -63,6 +63,16 @@ class RejoinsTest {
     assertEquals(base + 2, Rejoins.asked());
   }
 
+  @Test
+  void aDocumentThatCannotBeReadIsPassedOverAndTheWatchGoesOn() throws Exception {
+    DocumentWatch watch = new DocumentWatch();
+    long base = Math.max(Rejoins.asked(), 0) + 1000;
+    watch.seen(document(base, false));
+    watch.seen("not gzipped".getBytes(StandardCharsets.UTF_8));  // would throw, not passed over
+    watch.seen(document(base + 1, true));
+    assertEquals(base + 1, Rejoins.asked());
+  }
+
   static byte[] document(long generation, boolean rejoin) throws Exception {
     ObjectNode document = (ObjectNode) Fixtures.json("answer.json");
     document.put("generation", generation);
