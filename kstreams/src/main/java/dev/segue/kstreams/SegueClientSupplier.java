@@ -11,15 +11,17 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.streams.KafkaClientSupplier;
 
 /**
- * The app's Kafka clients as Kafka Streams makes them by default, with one addition: each
+ * The app's Kafka clients as Kafka Streams makes them by default, with two additions: each
  * stream thread's main consumer rejoins its group when the operator asks ({@link
  * Rejoins}), so that a decision taken while the group is settled (a scale-down, a learner
  * caught up sooner than expected) is taken up at once instead of at the next follow-up
- * rebalance. Optional, the app's second config line:
+ * rebalance; and an exactly-once producer gets its producer id when it is made, not in the
+ * pause of a new instance's first handover ({@link EarlyInit}). Optional, the app's second
+ * config line:
  * {@code default.client.supplier=dev.segue.kstreams.SegueClientSupplier}. Public APIs
- * only ({@link KafkaClientSupplier}, {@link Consumer#enforceRebalance(String)}); the
- * consumer is wrapped through its interface, so one class serves every Kafka Streams
- * version the plugin supports.
+ * only ({@link KafkaClientSupplier}, {@link Consumer#enforceRebalance(String)}, {@link
+ * Producer#initTransactions()}); the clients are wrapped through their interfaces, so one
+ * class serves every Kafka Streams version the plugin supports.
  */
 public final class SegueClientSupplier implements KafkaClientSupplier {
   @Override
@@ -29,7 +31,8 @@ public final class SegueClientSupplier implements KafkaClientSupplier {
 
   @Override
   public Producer<byte[], byte[]> getProducer(Map<String, Object> config) {
-    return new KafkaProducer<>(config, new ByteArraySerializer(), new ByteArraySerializer());
+    return EarlyInit.initialising(
+        new KafkaProducer<>(config, new ByteArraySerializer(), new ByteArraySerializer()), config);
   }
 
   @Override
