@@ -148,8 +148,10 @@ class StreamAppSpec(Model):
     runtime: Literal["segue", "kafka-streams"] = "segue"
     """What the pods run: `segue`, Segue's worker (the template runs `segue worker`), or
     `kafka-streams`, an unmodified Kafka Streams app (3.8 or newer) with Segue's task
-    assignor plugged in (`task.assignor.class=dev.segue.kstreams.SegueTaskAssignor`);
-    its group leader reports the topology, so `topology` is not needed. The template runs
+    assignor plugged in (`task.assignor.class=dev.segue.kstreams.SegueTaskAssignor`; and,
+    optionally, `default.client.supplier=dev.segue.kstreams.SegueClientSupplier`, so that
+    the group rebalances when the operator asks); its group leader reports the topology,
+    so `topology` is not needed. The template runs
     the app's own image and command; the operator injects the plugin as a Java agent and
     reads each pod's progress from it (docs/kafka-streams.md)."""
     template: PodTemplate

@@ -215,6 +215,14 @@ def test_a_generation_decided_while_the_group_runs_an_answered_one_asks_it_to_re
     assert rejoin(revoked)
     # the leader waits for an answer to this report: the answer is the rebalance
     assert not rejoin(running.model_copy(update={"answers": "older"}))
+    # nothing to take up now: a generation that drops a pod already gone (its member
+    # would hold the rebalance until its session ran out) or changes standbys only
+    for same in (
+        Published(5, {m: r for m, r in PUBLISHED.members.items() if m != "wc-2"}),
+        Published(5, {**PUBLISHED.members, "wc-1": Roles(("0_2", "1_2"), standby=("1_0",))}),
+    ):
+        plan = replace(decide(w), publish=same)
+        assert not rejoin(running), same
 
 
 def test_an_ask_is_counted_and_said_and_only_an_awaited_answer_is_timed(caplog) -> None:

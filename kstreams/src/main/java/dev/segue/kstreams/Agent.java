@@ -6,7 +6,8 @@ import java.util.Map;
 /**
  * The Java agent the operator injects into a Kafka Streams pod
  * ({@code JAVA_TOOL_OPTIONS=-javaagent:<this jar>}): it puts the plugin on the app's
- * classpath (an agent jar is on it), so the app needs only its task.assignor.class line,
+ * classpath (an agent jar is on it), so the app needs only its task.assignor.class line
+ * (and, optionally, its default.client.supplier line: {@link SegueClientSupplier}),
  * starts {@link Endpoint}, which tells the operator what this instance is and how far
  * its copies are, and {@link Preload}, so that a new instance's first store does not hold
  * a rebalance up. It reads, it never changes the app.
