@@ -98,6 +98,9 @@ class Applied(_Model):
     report: str = Field(min_length=1)
     generation: int | None = Field(default=None, ge=1)
     fallback: str | None = None
+    # The generation was taken up without an answer to ``report``: decided since the
+    # leader's previous one, for the same report (:func:`.kstreams_answer.answers_newer`)
+    newer: bool = False
 
     @model_validator(mode="after")
     def _one_outcome(self) -> Applied:
@@ -117,6 +120,10 @@ class GroupReport(_Model):
     # What the reporting leader's plugin last returned of Segue's (its generation and the
     # report it was for); None in a new process or after a fallback. :func:`answers_next`
     last_applied: Applied | None = None
+    # The plugin takes a newer revoking generation up by itself
+    # (:func:`.kstreams_answer.answers_newer`); False from a plugin that predates it, which
+    # the operator then answers as before
+    takes_newer: bool = False
 
     @model_validator(mode="after")
     def _consistent(self) -> GroupReport:

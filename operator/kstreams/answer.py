@@ -53,7 +53,10 @@ nothing (seen: the second rebalance of a 2 -> 3 handover waited 0.8 s for a memb
 also answers that next rebalance (``then_followup_after_ms``, the follow-up it would have
 asked otherwise; ``segue.protocol.kstreams_answer.answers_next``): the leader takes the same
 placement up again without waiting for the operator, and a report it took up so needs
-no answer here.
+no answer here. Such an answer decided while the group runs an earlier one, for the
+same report, is taken up by the group's next rebalance without a wait too
+(``answers_newer``): the handover's first rebalance does not stop every member's
+commits for a report, a watch and a write.
 
 And one case sets no follow-up at all: a generation decided while the group runs one it
 took up already (a scale-down, a learner caught up sooner than its follow-up). Its next
@@ -77,7 +80,7 @@ from segue.operator.scaling import Plan, Published, World
 from segue.operator.scaling.document import to_document
 from segue.protocol import encode
 from segue.protocol.kstreams import GroupReport, KafkaStreamsAnswer
-from segue.protocol.kstreams_answer import answers_next
+from segue.protocol.kstreams_answer import taken_up
 
 BUSY_PROBE: Final = 1.0  # seconds to the next rebalance while something is in flight
 SETTLED_PROBE: Final = 15.0  # ... and while settled (the longest wait for a learner too)
@@ -237,13 +240,12 @@ def awaited(
 ) -> bool:
     """Whether the group's leader waits for an answer to ``report`` (``previous``: the
     answer in the document, of generation ``published``): not once that answer names it,
-    nor when the leader took the answer up again by itself (``answers_next``). A new
-    generation the core publishes meanwhile still names the report, for the next one."""
+    nor when the leader took the answer up by itself (``taken_up``: again, or a newer
+    revoking one). A new generation the core publishes meanwhile still names the report,
+    for the next one."""
     if previous is None or published is None:
         return True
-    return previous.answers != report.id and not answers_next(
-        report, previous, published.generation
-    )
+    return previous.answers != report.id and not taken_up(report, previous, published.generation)
 
 
 def starts(report: GroupReport, publish: Published, clients: Mapping[str, str]) -> bool:

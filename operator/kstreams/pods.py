@@ -12,9 +12,10 @@ Segue worker says of itself a Kafka Streams instance does not, so it is assemble
 - *what it runs*: the published members when that generation is the applied one, else
   the tasks the report says the client ran (its standbys then count as standbys: only
   an active role matters to a handover). An answer that revokes a task to move it runs
-  in two rebalances: after the first, the one the answer names, the new owner holds
-  the task as a standby until the second hands it over (Kafka Streams does the same),
-  so a handover is not seen done before it is;
+  in two rebalances: after the first (the one the answer names, or the one that took
+  a newer answer up, ``Applied.newer``), the new owner holds the task as a standby
+  until the second hands it over (Kafka Streams does the same), so a handover is not
+  seen done before it is;
 - *how far each copy is*: the restore consumer's lag per changelog partition (restoring
   actives, standbys, warm-ups), then, for an active the restore consumer no longer reads,
   its changelog end (it writes it), and for state left on disk the report's lag.
@@ -92,7 +93,8 @@ def observe_pods(
         _revoked_only(report, mapped)
         if current and applied is not None and answer is not None
         and answer.then_followup_after_ms is not None
-        and report is not None and applied.report == answer.answers == report.id
+        and report is not None and applied.report == report.id
+        and (applied.report == answer.answers or applied.newer)
         else {}
     )  # fmt: skip
     out = {}

@@ -400,6 +400,48 @@ def test_the_report_after_a_revoking_answer_is_left_to_the_leader_that_took_it_u
     assert awaited(after, revoking, None)
 
 
+def test_a_report_that_took_a_newer_revoking_answer_up_is_left_to_its_leader() -> None:
+    """A revoking generation decided since the leader took up its last, for the same
+    report, is taken up at the next rebalance without a wait (``answers_newer``): the
+    operator publishes no renumbered copy for that report unless the plugin predates it,
+    and until the rebalance after, the moved task is only revoked."""
+    w = world(PUBLISHED, Applied(report="older", generation=PUBLISHED.generation - 1))
+    plan = replace(decide(w), publish=None)
+    clients = {c.process_id: f"wc-{i}" for i, c in enumerate(REPORT.clients)}
+    revoking = KafkaStreamsAnswer(
+        answers="older", clients=clients, followup_at_ms=1, then_followup_after_ms=2
+    )
+    after = REPORT.model_copy(
+        update={"last_applied": Applied(report="older", generation=PUBLISHED.generation - 1)}
+    )
+    assert after.takes_newer
+    assert answered(plan, w, Group(after, None), revoking, clients) is plan
+    assert not awaited(after, revoking, PUBLISHED)
+    old_plugin = after.model_copy(update={"takes_newer": False})
+    assert awaited(old_plugin, revoking, PUBLISHED)
+    out = answered(plan, w, Group(old_plugin, None), revoking, clients)
+    assert out.document is not None
+    assert decode(out.document).kafka_streams.answers == REPORT.id  # type: ignore[union-attr]
+    not_revoking = revoking.model_copy(update={"then_followup_after_ms": None})
+    assert awaited(after, not_revoking, PUBLISHED)
+    # the leader's applied record for it: the moved task is revoked, not handed over yet
+    moved = Published(
+        PUBLISHED.generation,
+        {
+            "wc-0": Roles(active=("0_0", "0_1", "1_0")),
+            "wc-1": Roles(active=("0_2", "1_2")),
+            "wc-2": Roles(active=("1_1",)),
+        },
+    )
+    states = {n: state(n) for n in ("wc-0", "wc-1", "wc-2")}
+    took = Applied(report=REPORT.id, generation=moved.generation, newer=True)
+    seen = observe_pods(states, AGENTS, Group(REPORT, took), moved, ENDS, answer=revoking)
+    assert seen["wc-2"].roles == {"1_1": "standby"}
+    unmarked = Applied(report=REPORT.id, generation=moved.generation)
+    seen = observe_pods(states, AGENTS, Group(REPORT, unmarked), moved, ENDS, answer=revoking)
+    assert seen["wc-2"].roles == {"1_1": "active"}  # taken up again: handed over
+
+
 def test_no_report_no_answer() -> None:
     w = world(PUBLISHED, None)
     plan = decide(w)

@@ -23,7 +23,13 @@ from segue.protocol.kstreams import (
     decode_report_configmap,
     encode_report,
 )
-from segue.protocol.kstreams_answer import answers_next, check_answer, followup_for
+from segue.protocol.kstreams_answer import (
+    answers_newer,
+    answers_next,
+    check_answer,
+    followup_for,
+    taken_up,
+)
 from segue.protocol.names import group_configmap
 
 FIXTURES = Path(__file__).resolve().parents[1] / "contracts" / "kstreams"
@@ -86,13 +92,44 @@ def test_a_revoking_answer_also_answers_the_next_report_once(case: dict[str, Any
     errors = check_answer(report, document.members, answer, document.generation)
     if "error" in case:
         assert case["error"] in errors
-        assert not answers_next(report, answer, document.generation)
+        assert not taken_up(report, answer, document.generation)
     else:
         assert errors == []
         assert answers_next(report, answer, document.generation)
-        assert followup_for(report, answer, case["now_ms"]) == case["followup_at_ms"]
+        assert not answers_newer(report, answer, document.generation)
+        followup = followup_for(report, answer, document.generation, case["now_ms"])
+        assert followup == case["followup_at_ms"]
         # without the document's generation nothing answers a report but its own
         assert check_answer(report, document.members, answer) != []
+
+
+@pytest.mark.parametrize("case", fixture("newer.json"), ids=lambda c: c["name"])
+def test_a_newer_revoking_answer_for_the_same_report_is_taken_up_at_once(
+    case: dict[str, Any],
+) -> None:
+    """A revoking generation decided after the one the leader took up last, for the same
+    report (``answers_newer``): the leader takes it up with its own follow-up, and the
+    operator leaves the report unanswered, judging it as the plugin does."""
+    raw_report = fixture("report.json") | {"last_applied": case["last_applied"]}
+    raw_report["takes_newer"] = case.get("takes_newer", True)
+    report = GroupReport.model_validate(raw_report)
+    raw = fixture("answer.json")
+    raw["kafka_streams"]["answers"] = "7f3c2a10-0000"
+    raw["kafka_streams"]["then_followup_after_ms"] = case["then_followup_after_ms"]
+    raw["kafka_streams"]["clients"].pop(case.get("unmap", ""), None)
+    document = AssignmentDocument.model_validate(raw)
+    answer = document.kafka_streams
+    assert answer is not None
+    errors = check_answer(report, document.members, answer, document.generation)
+    if "error" in case:
+        assert case["error"] in errors
+        assert not taken_up(report, answer, document.generation)
+    else:
+        assert errors == []
+        assert answers_newer(report, answer, document.generation)
+        assert not answers_next(report, answer, document.generation)
+        followup = followup_for(report, answer, document.generation, 1795640001000)
+        assert followup == case["followup_at_ms"]
 
 
 def test_no_answer_at_all_is_refused() -> None:

@@ -53,9 +53,31 @@ final class Answers {
     }
     Set<String> clients = new HashSet<>();
     report.path("clients").forEach(c -> clients.add(c.path("process_id").asText()));
-    return applied.path("report").asText().equals(answer.path("answers").asText())
+    boolean itsOwn = applied.path("report").asText().equals(answer.path("answers").asText());
+    return (itsOwn || applied.path("newer").asBoolean(false))
         && applied.path("generation").isIntegralNumber()
         && applied.path("generation").asLong() == document.path("generation").asLong()
+        && clients.equals(sorted(answer.path("clients")).keySet());
+  }
+
+  /**
+   * A revoking answer decided since the generation the leader took up last, for the same
+   * report, also answers this one: taken up at once, with its own follow-up, and marked
+   * {@code newer} in the applied record (segue.protocol.kstreams_answer.answers_newer,
+   * where the why is written down).
+   */
+  static boolean answersNewer(JsonNode report, JsonNode document) {
+    JsonNode answer = document.path("kafka_streams");
+    JsonNode applied = report.path("last_applied");
+    if (!report.path("takes_newer").asBoolean(false)
+        || !answer.path("then_followup_after_ms").isIntegralNumber() || !applied.isObject()
+        || !applied.path("generation").isIntegralNumber()) {
+      return false;
+    }
+    Set<String> clients = new HashSet<>();
+    report.path("clients").forEach(c -> clients.add(c.path("process_id").asText()));
+    return applied.path("report").asText().equals(answer.path("answers").asText())
+        && applied.path("generation").asLong() < document.path("generation").asLong()
         && clients.equals(sorted(answer.path("clients")).keySet());
   }
 
@@ -69,7 +91,8 @@ final class Answers {
     }
     String answers = answer.path("answers").asText();
     String id = report.path("id").asText();
-    if (!answers.equals(id) && !answersNext(report, document)) {
+    if (!answers.equals(id) && !answersNext(report, document)
+        && !answersNewer(report, document)) {
       errors.add("it answers report " + answers + ", not " + id);
     }
     JsonNode members = document.path("members");
@@ -124,18 +147,19 @@ final class Answers {
   }
 
   /**
-   * Each client's tasks in an answer accepted for report {@code reportId}; a client the
-   * answer does not map (one that joined after the operator decided) gets none, and every
-   * client the follow-up rebalance: the answer's own, or then_followup_after_ms from
-   * {@code nowMs} for the report after the one it answers
+   * Each client's tasks in an answer accepted for {@code report}; a client the answer does
+   * not map (one that joined after the operator decided) gets none, and every client the
+   * follow-up rebalance: the answer's own (also a newer one's, {@link #answersNewer}), or
+   * then_followup_after_ms from {@code nowMs} for the report after the one it answers
    * (segue.protocol.kstreams_answer.followup_for).
    */
   static Map<ProcessId, KafkaStreamsAssignment> map(
-      Set<ProcessId> clients, JsonNode document, String reportId, long nowMs) {
+      Set<ProcessId> clients, JsonNode document, JsonNode report, long nowMs) {
     JsonNode answer = document.path("kafka_streams");
     Map<String, String> memberOf = sorted(answer.path("clients"));
     JsonNode followup = answer.path("followup_at_ms");
-    if (!answer.path("answers").asText().equals(reportId)) {
+    boolean own = answer.path("answers").asText().equals(report.path("id").asText());
+    if (!own && !answersNewer(report, document)) {
       JsonNode after = answer.path("then_followup_after_ms");
       followup = after.isIntegralNumber()
           ? Reports.JSON.getNodeFactory().numberNode(nowMs + after.asLong()) : after;

@@ -54,6 +54,7 @@ final class Reports {
     } else {
       root.set("last_applied", lastApplied);
     }
+    root.put("takes_newer", true);  // Answers.answersNewer
     root.set("configs", configs(state.assignmentConfigs()));
     ArrayNode clients = root.putArray("clients");
     Map<ProcessId, KafkaStreamsState> states = new TreeMap<>(state.kafkaStreamsStates(true));

@@ -53,8 +53,9 @@ public final class SegueTaskAssignor implements TaskAssignor {
   // Kafka Streams makes a new assignor for every rebalance: what must outlive one is static
   private static final AtomicBoolean FALLING_BACK = new AtomicBoolean();
   private static final AtomicBoolean SAID_OUTSIDE = new AtomicBoolean();
-  // What this process last returned of Segue's, for the next report; null after a fallback
-  private static final AtomicReference<Returned> LAST = new AtomicReference<>();
+  // The applied record of what this process last returned of Segue's, for the next
+  // report (its last_applied); null after a fallback
+  private static final AtomicReference<JsonNode> LAST = new AtomicReference<>();
 
   private Optional<Channel> channel = Optional.empty();
   private String applicationId = "";
@@ -135,7 +136,10 @@ public final class SegueTaskAssignor implements TaskAssignor {
     }
     if (answer != null) {
       ObjectNode applied = appliedRecord(id, answer.generation());
-      LAST.set(new Returned(applied, answer.document()));
+      if (answer.newer()) {
+        applied.put("newer", true);
+      }
+      LAST.set(applied);
       String record = applied.toString();
       if (answer.report() == null) {
         Writes.applied(to, record);
@@ -198,10 +202,10 @@ public final class SegueTaskAssignor implements TaskAssignor {
   }
 
   private Answer answered(Channel to, String id, ApplicationState state) throws Exception {
-    Returned last = LAST.get();
+    JsonNode last = LAST.get();
     ObjectNode report = Reports.report(
-        applicationId, id, clock.millis(), state, last == null ? null : last.applied());
-    Answer again = last == null ? null : takenUpAgain(to, id, report, state, last.document());
+        applicationId, id, clock.millis(), state, last);
+    Answer again = last == null ? null : takenUp(to, id, report, state);
     if (again != null) {
       return again;
     }
@@ -220,8 +224,8 @@ public final class SegueTaskAssignor implements TaskAssignor {
             log.info("Segue answers again: it places the tasks from generation {}", generation);
           }
           return new Answer(
-              Answers.map(state.kafkaStreamsStates(false).keySet(), document, id, clock.millis()),
-              generation, document, null);
+              Answers.map(state.kafkaStreamsStates(false).keySet(), document, report, clock.millis()),
+              generation, null, false);
         }
         if (!errors.get(0).startsWith("it answers report")) {
           throw new Refused("the answer to report " + id + " is refused: "
@@ -238,41 +242,39 @@ public final class SegueTaskAssignor implements TaskAssignor {
 
   /**
    * The revoking answer this process returned last, taken up again for this report
-   * (Answers.answersNext: the rebalance where the new owner gets the task), null if this
-   * report is not that one. The operator leaves such a report unanswered, so nothing waits
-   * on it: one read of the document (the operator may have published since), and the
-   * report and the applied record are written after the assignment is returned, in order.
+   * (Answers.answersNext: the rebalance where the new owner gets the task), or a revoking
+   * one the operator decided since for the same report (Answers.answersNewer: the
+   * rebalance that starts a handover the operator decided between two), null if neither.
+   * The operator leaves such a report unanswered, so nothing waits on it: one read of the
+   * document, and the report and the applied record are written after the assignment is
+   * returned, in order.
    */
-  private Answer takenUpAgain(
-      Channel to, String id, ObjectNode report, ApplicationState state, JsonNode last)
+  private Answer takenUp(Channel to, String id, ObjectNode report, ApplicationState state)
       throws Exception {
-    if (!Answers.answersNext(report, last)) {
-      return null;
-    }
     Optional<byte[]> blob = to.document();
     if (blob.isEmpty()) {
       return null;
     }
     JsonNode document = Answers.decode(blob.get());
-    if (!Answers.answersNext(report, document) || !Answers.check(report, document).isEmpty()) {
+    boolean newer = Answers.answersNewer(report, document);
+    if (!(newer || Answers.answersNext(report, document))
+        || !Answers.check(report, document).isEmpty()) {
       return null;
     }
     return new Answer(
-        Answers.map(state.kafkaStreamsStates(false).keySet(), document, id, clock.millis()),
-        document.path("generation").asLong(), document, Reports.encode(report));
+        Answers.map(state.kafkaStreamsStates(false).keySet(), document, report, clock.millis()),
+        document.path("generation").asLong(), Reports.encode(report), newer);
   }
 
-  /** What this process returned of Segue's: its applied record and the document it took. */
-  private record Returned(JsonNode applied, JsonNode document) {}
-
   /**
-   * A checked, mapped answer, the generation of the document it came from and the document;
+   * A checked, mapped answer and the generation of the document it came from;
    * {@code report}: the report still to write after returning (a revoking answer taken up
-   * again), null when it was written before the answer was read.
+   * again or newer), null when it was written before the answer was read; {@code newer}:
+   * taken up as Answers.answersNewer.
    */
   private record Answer(
-      Map<ProcessId, KafkaStreamsAssignment> assignment, long generation, JsonNode document,
-      byte[] report) {}
+      Map<ProcessId, KafkaStreamsAssignment> assignment, long generation, byte[] report,
+      boolean newer) {}
 
   static final class Refused extends Exception {
     private static final long serialVersionUID = 1L;

@@ -38,7 +38,7 @@ class ContractTest {
     assertEquals(java.util.List.of(), Answers.check(report, answer));
     Set<ProcessId> clients = Fixtures.state(report).kafkaStreamsStates(false).keySet();
     Map<ProcessId, KafkaStreamsAssignment> mapped =
-        Answers.map(clients, answer, report.path("id").asText(), 0);
+        Answers.map(clients, answer, report, 0);
     JsonNode expected = Fixtures.json("mapped.json");
     assertEquals(expected.size(), mapped.size());
     expected.properties().forEach(e -> {
@@ -58,7 +58,7 @@ class ContractTest {
     Set<ProcessId> clients = new TreeSet<>(Fixtures.state(report).kafkaStreamsStates(false).keySet());
     clients.add(stranger);
     Map<ProcessId, KafkaStreamsAssignment> mapped =
-        Answers.map(clients, answer, report.path("id").asText(), 0);
+        Answers.map(clients, answer, report, 0);
     assertTrue(mapped.get(stranger).tasks().isEmpty());
   }
 
@@ -113,9 +113,40 @@ class ContractTest {
     assertEquals(java.util.List.of(), errors);
     Set<ProcessId> clients = Fixtures.state(report).kafkaStreamsStates(false).keySet();
     Map<ProcessId, KafkaStreamsAssignment> mapped = Answers.map(
-        clients, answer, report.path("id").asText(), next.path("now_ms").asLong());
+        clients, answer, report, next.path("now_ms").asLong());
     for (KafkaStreamsAssignment a : mapped.values()) {
       assertEquals(next.path("followup_at_ms").asLong(),
+          a.followupRebalanceDeadline().orElseThrow().toEpochMilli());
+    }
+  }
+
+  static Stream<JsonNode> newer() {
+    return cases("newer.json");
+  }
+
+  /** tests/protocol/test_kstreams.py's test_a_newer_revoking_answer_for_the_same_report_... */
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("newer")
+  void aNewerRevokingAnswerForTheSameReportIsTakenUpAtOnce(JsonNode newer) {
+    ObjectNode report = (ObjectNode) Fixtures.json("report.json");
+    report.set("last_applied", newer.path("last_applied"));
+    report.put("takes_newer", newer.path("takes_newer").asBoolean(true));
+    ObjectNode answer = (ObjectNode) Fixtures.json("answer.json");
+    ObjectNode ks = (ObjectNode) answer.path("kafka_streams");
+    ks.put("answers", "7f3c2a10-0000");
+    ks.set("then_followup_after_ms", newer.path("then_followup_after_ms"));
+    ((ObjectNode) ks.path("clients")).remove(newer.path("unmap").asText(""));
+    java.util.List<String> errors = Answers.check(report, answer);
+    if (newer.has("error")) {
+      assertTrue(errors.contains(newer.path("error").asText()), errors::toString);
+      assertTrue(!Answers.answersNewer(report, answer) && !Answers.answersNext(report, answer));
+      return;
+    }
+    assertEquals(java.util.List.of(), errors);
+    assertTrue(Answers.answersNewer(report, answer) && !Answers.answersNext(report, answer));
+    Set<ProcessId> clients = Fixtures.state(report).kafkaStreamsStates(false).keySet();
+    for (KafkaStreamsAssignment a : Answers.map(clients, answer, report, 1795640001000L).values()) {
+      assertEquals(newer.path("followup_at_ms").asLong(),
           a.followupRebalanceDeadline().orElseThrow().toEpochMilli());
     }
   }

@@ -134,6 +134,61 @@ class SegueTaskAssignorTest {
   }
 
   @Test
+  void aNewerRevokingAnswerForTheSameReportIsTakenUpAtOnceThenOnceAgain() throws Exception {
+    long then = 15_000;
+    long past = System.currentTimeMillis() - 100;  // the operator's "rejoin now", reckoned before
+    JsonNode[] published = {null};
+    Memory channel = new Memory(id -> {  // answers the first report; then decides once more
+      if (published[0] == null) {
+        published[0] = answering(id);
+      } else if (published[0].path("generation").asLong() == 4) {
+        ObjectNode newer = (ObjectNode) published[0].deepCopy();
+        newer.put("generation", 5);
+        ((ObjectNode) newer.path("kafka_streams")).put("then_followup_after_ms", then)
+            .put("followup_at_ms", past);
+        published[0] = newer;
+      }
+      return Optional.of(published[0]);
+    });
+    long before = SegueTaskAssignor.fallbacks();
+    new SegueTaskAssignor(channel, "wc", 2_000, Clock.systemUTC()).assign(state);
+    String first = channel.lastReport.path("id").asText();
+    channel.document = channel.answer.apply("decided between two rebalances").map(
+        SegueTaskAssignorTest::gzip);
+
+    long began = System.nanoTime();
+    TaskAssignment newer = new SegueTaskAssignor(channel, "wc", 2_000, Clock.systemUTC())
+        .assign(state);
+    Writes.await();
+    assertTrue((System.nanoTime() - began) / 1_000_000 < 1_000, "a newer answer waits for nothing");
+    assertEquals(before, SegueTaskAssignor.fallbacks());
+    String second = channel.lastReport.path("id").asText();
+    assertEquals(Reports.JSON.createObjectNode().put("report", first).put("generation", 4),
+        channel.lastReport.path("last_applied"));
+    assertEquals(Reports.JSON.createObjectNode().put("report", second).put("generation", 5)
+        .put("newer", true), channel.applied.get(channel.applied.size() - 1));
+    for (KafkaStreamsAssignment a : newer.assignment()) {  // its own follow-up: at once
+      assertEquals(past, a.followupRebalanceDeadline().orElseThrow().toEpochMilli());
+    }
+
+    long from = System.currentTimeMillis();
+    TaskAssignment again = new SegueTaskAssignor(channel, "wc", 2_000, Clock.systemUTC())
+        .assign(state);
+    long to = System.currentTimeMillis();
+    Writes.await();
+    assertEquals(before, SegueTaskAssignor.fallbacks(), "the handover's second rebalance");
+    assertEquals(Reports.JSON.createObjectNode().put("report", channel.lastReport.path("id")
+        .asText()).put("generation", 5), channel.applied.get(channel.applied.size() - 1));
+    for (KafkaStreamsAssignment a : again.assignment()) {
+      long at = a.followupRebalanceDeadline().orElseThrow().toEpochMilli();
+      assertTrue(at >= from + then && at <= to + then, a.toString());
+    }
+
+    new SegueTaskAssignor(channel, "wc", 300, Clock.systemUTC()).assign(state);
+    assertEquals(before + 1, SegueTaskAssignor.fallbacks(), "the report after that waits");
+  }
+
+  @Test
   void noAnswerInTimeFallsBackToKafkaStreamsOwnAssignorWithEveryTaskPlaced() {
     Memory channel = new Memory(id -> Optional.empty());
     SegueTaskAssignor assignor = new SegueTaskAssignor(channel, "wc", 300, Clock.systemUTC());
