@@ -37,6 +37,10 @@ REPORT_KEY: Final = "group.json.gz"
 REPORT_ID_KEY: Final = "report"  # data[REPORT_ID_KEY]: the report's id, readable at a glance
 # data[APPLIED_KEY]: what the plugin returned for the last report (:class:`Applied`)
 APPLIED_KEY: Final = "applied"
+# The app's config lines that plug the plugin in (docs/kafka-streams.md, "Adoption"):
+# its classes, which the Java side's ContractTest holds to these (``names.json``)
+TASK_ASSIGNOR_CLASS: Final = "dev.segue.kstreams.SegueTaskAssignor"
+CLIENT_SUPPLIER_CLASS: Final = "dev.segue.kstreams.SegueClientSupplier"
 
 
 class ReportError(ValueError):

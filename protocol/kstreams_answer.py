@@ -15,11 +15,15 @@ from segue.protocol.kstreams import GroupReport, KafkaStreamsAnswer
 
 
 class Members(Protocol):
-    """The assignment document's side of :func:`check_answer` (``document.MemberRoles``)."""
+    """One member's roles in a generation, as :func:`check_answer` and :func:`revokes` read
+    them: the document's ``MemberRoles``, or the operator's ``scaling.Roles``."""
 
-    active: tuple[str, ...]
-    standby: tuple[str, ...]
-    learning: tuple[str, ...]
+    @property
+    def active(self) -> tuple[str, ...]: ...
+    @property
+    def standby(self) -> tuple[str, ...]: ...
+    @property
+    def learning(self) -> tuple[str, ...]: ...
 
 
 def answers_next(report: GroupReport, answer: KafkaStreamsAnswer, generation: int) -> bool:
@@ -55,12 +59,12 @@ def answers_newer(report: GroupReport, answer: KafkaStreamsAnswer, generation: i
 
     The operator would answer ``report`` with that same placement, renumbered; waiting
     for it, every member of the group commits nothing (0.13-0.19 s on the 3 -> 6 bench,
-    inside the moved task's pause). So the leader takes it up at once, with the answer's
-    own follow-up (now or past: every member rejoins at once for the rebalance where the
-    new owners get the tasks), and its applied record says so (``Applied.newer``), which
-    makes that next report :func:`answers_next`'s. Only from a plugin that says it does
-    (``takes_newer``), only a revoking answer (a follow-up time the operator reckoned for
-    another one would be stale), only with exactly the clients the answer maps."""
+    inside the moved task's pause). So the leader takes it up at once, with the
+    follow-up :func:`followup_for` gives it, and its applied record says so
+    (``Applied.newer``), which makes the next report :func:`answers_next`'s. Only from a
+    plugin that says it does (``takes_newer``), only a revoking answer (a follow-up time
+    the operator reckoned for another one would be stale), only with exactly the clients
+    the answer maps."""
     applied = report.last_applied
     return (
         report.takes_newer
@@ -79,16 +83,40 @@ def taken_up(report: GroupReport, answer: KafkaStreamsAnswer, generation: int) -
     return answers_next(report, answer, generation) or answers_newer(report, answer, generation)
 
 
+def revokes(
+    report: GroupReport, members: Mapping[str, Members], clients: Mapping[str, str]
+) -> bool:
+    """Some client is given an active task that another client of ``report`` still owns
+    (process id -> member: ``clients``): the task moves over two rebalances."""
+    owner = {t: c.process_id for c in report.clients for t in c.previous_active}
+    for client, member in clients.items():
+        roles = members.get(member)
+        for task in roles.active if roles is not None else ():
+            if owner.get(task, client) != client:
+                return True
+    return False
+
+
 def followup_for(
-    report: GroupReport, answer: KafkaStreamsAnswer, generation: int, now_ms: int
+    report: GroupReport,
+    members: Mapping[str, Members],
+    answer: KafkaStreamsAnswer,
+    generation: int,
+    now_ms: int,
 ) -> int | None:
     """The follow-up (epoch ms) the plugin sets at ``now_ms`` for ``report`` from generation
-    ``generation``'s ``answer``: the answer's own (also when it is newer,
-    :func:`answers_newer`), or ``then_followup_after_ms`` later when it answers the report
-    after the one it was for. A delay, not a time: the operator cannot know when that
-    rebalance comes, and a time reckoned from its answer came 0.3 s after a handover, while
-    the new owner started."""
-    if answer.answers == report.id or answers_newer(report, answer, generation):
+    ``generation``'s ``answer`` (``members``: the document's): the answer's own, or
+    ``then_followup_after_ms`` later when it answers the report after the one it was for.
+    A delay, not a time: the operator cannot know when that rebalance comes, and a time
+    reckoned from its answer came 0.3 s after a handover, while the new owner started.
+    A newer answer (:func:`answers_newer`) keeps its own (every member rejoins at once for
+    the rebalance that completes its moves) while it still :func:`revokes` a task from
+    this report's owners; one whose moves an earlier generation revoked already (it came
+    out while that one's handover was under way) is that handover's rebalance, so it
+    takes the delay instead: its own would be a rebalance at once, stopping every
+    member's commits again before the moved tasks' first."""
+    newer = answers_newer(report, answer, generation)
+    if answer.answers == report.id or (newer and revokes(report, members, answer.clients)):
         return answer.followup_at_ms
     after = answer.then_followup_after_ms
     return None if after is None else now_ms + after

@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.operator.cluster import new_namespace
-from segue.protocol.kstreams import decode_applied
+from segue.protocol.kstreams import CLIENT_SUPPLIER_CLASS, TASK_ASSIGNOR_CLASS, decode_applied
 from segue.protocol.names import group_configmap
 from segue.stack.apps import Apps
 from tests.operator.e2e import OperatorProcess, streamapp, wait_for
@@ -55,8 +55,6 @@ NAME = "kwc"
 ROOT = Path(__file__).resolve().parents[2]
 PLUGIN = ROOT / "kstreams"
 CONTAINER = "worker"  # the app container's name in the pods the operator makes
-ASSIGNOR = "dev.segue.kstreams.SegueTaskAssignor"
-SUPPLIER = "dev.segue.kstreams.SegueClientSupplier"
 REBALANCES = re.compile(r"^segue_operator_kstreams_rebalances_total\{[^}]*\} (\S+)$", re.M)
 FALLBACK_EVENT = re.compile(
     r"^\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3})\] .*?: AssignorFallback: ", re.M
@@ -86,8 +84,8 @@ def properties(path: Path) -> Path:
     path.write_text(
         "\n".join(
             [
-                f"task.assignor.class={ASSIGNOR}",
-                f"default.client.supplier={SUPPLIER}",
+                f"task.assignor.class={TASK_ASSIGNOR_CLASS}",
+                f"default.client.supplier={CLIENT_SUPPLIER_CLASS}",
                 "config.providers=env",
                 "config.providers.env.class="
                 "org.apache.kafka.common.config.provider.EnvVarConfigProvider",

@@ -80,7 +80,7 @@ from segue.operator.scaling import Plan, Published, World
 from segue.operator.scaling.document import to_document
 from segue.protocol import encode
 from segue.protocol.kstreams import GroupReport, KafkaStreamsAnswer
-from segue.protocol.kstreams_answer import taken_up
+from segue.protocol.kstreams_answer import revokes, taken_up
 
 BUSY_PROBE: Final = 1.0  # seconds to the next rebalance while something is in flight
 SETTLED_PROBE: Final = 15.0  # ... and while settled (the longest wait for a learner too)
@@ -188,7 +188,7 @@ def answered(
         learning = any(roles.learning for roles in publish.members.values())
         delay = max(delay, FIRST_COMMIT if learning else STANDBYS_AFTER)
     followup = round((world.now + delay) * 1000)
-    if revokes(report, publish, mapped):  # and the next rebalance's answer is this one
+    if revokes(report, publish.members, mapped):  # and the next rebalance's answer is this one
         followup = round((world.now + REVOKING) * 1000)
         then = round(followup_delay(plan, world, unmapped, taken_up=publish) * 1000)
     answer = KafkaStreamsAnswer(
@@ -256,14 +256,3 @@ def starts(report: GroupReport, publish: Published, clients: Mapping[str, str]) 
     return any(
         t not in owned for member in clients.values() for t in publish.members[member].active
     )
-
-
-def revokes(report: GroupReport, publish: Published, clients: Mapping[str, str]) -> bool:
-    """Some client is given an active task that another client of ``report`` still owns
-    (process id -> member: ``clients``): the task moves over two rebalances."""
-    owner = {t: c.process_id for c in report.clients for t in c.previous_active}
-    for client, member in clients.items():
-        for task in publish.members[member].active:
-            if owner.get(task, client) != client:
-                return True
-    return False

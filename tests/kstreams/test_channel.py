@@ -24,6 +24,8 @@ from kubernetes import client
 from segue.operator.act import access, apply, objects
 from segue.protocol import AssignmentDocument, MemberRoles, encode
 from segue.protocol.kstreams import (
+    CLIENT_SUPPLIER_CLASS,
+    TASK_ASSIGNOR_CLASS,
     Applied,
     GroupReport,
     answer_for,
@@ -113,8 +115,8 @@ def properties(
         + f"application.id={application}\nbootstrap.servers={bootstrap}\n"
         f"state.dir={path.parent / 'state'}\nprocessing.guarantee=exactly_once_v2\n"
         "commit.interval.ms=100\nreplication.factor=1\n"
-        "task.assignor.class=dev.segue.kstreams.SegueTaskAssignor\n"
-        "default.client.supplier=dev.segue.kstreams.SegueClientSupplier\n"
+        f"task.assignor.class={TASK_ASSIGNOR_CLASS}\n"
+        f"default.client.supplier={CLIENT_SUPPLIER_CLASS}\n"
         f"segue.answer.wait.ms=30000\ninput.topic={topics[0]}\noutput.topic={topics[1]}\n"
     )
     return path

@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 from confluent_kafka import Consumer
 
+from segue.protocol.kstreams import TASK_ASSIGNOR_CLASS
 from segue.stack.process import free_port
 from tests.kstreams import app
 from tests.worker.harness import create_topics, produce
@@ -81,7 +82,7 @@ def test_without_the_operator_the_app_falls_back_and_counts_exactly(
                 "processing.guarantee=exactly_once_v2",
                 "commit.interval.ms=100",
                 "replication.factor=1",
-                "task.assignor.class=dev.segue.kstreams.SegueTaskAssignor",
+                f"task.assignor.class={TASK_ASSIGNOR_CLASS}",
                 "segue.answer.wait.ms=1000",
                 f"input.topic={source}",
                 f"output.topic={sink}",

@@ -23,7 +23,12 @@ from kubernetes import client
 
 from segue.operator.kstreams.answer import SETTLED_PROBE
 from segue.operator.reconcile import NO_AGENT
-from segue.protocol.kstreams import decode_applied, decode_report_configmap
+from segue.protocol.kstreams import (
+    CLIENT_SUPPLIER_CLASS,
+    TASK_ASSIGNOR_CLASS,
+    decode_applied,
+    decode_report_configmap,
+)
 from segue.stack.apps import Apps, text_input
 from tests.kstreams import app as kstreams_app
 from tests.operator.test_e2e_health import degraded
@@ -96,9 +101,9 @@ def wordcount(
                 "replication.factor=1",
                 "num.standby.replicas=0",
                 "session.timeout.ms=10000",  # a killed instance leaves the group within 10 s
-                "task.assignor.class=dev.segue.kstreams.SegueTaskAssignor",
+                f"task.assignor.class={TASK_ASSIGNOR_CLASS}",
                 # the group rebalances when the operator asks (docs/kafka-streams.md)
-                "default.client.supplier=dev.segue.kstreams.SegueClientSupplier",
+                f"default.client.supplier={CLIENT_SUPPLIER_CLASS}",
                 f"input.topic={source}",
                 f"output.topic={output}",
                 *(f"{key.replace('_', '.')}={value}" for key, value in extra.items()),

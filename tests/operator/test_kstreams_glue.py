@@ -21,7 +21,6 @@ from segue.operator.kstreams.answer import (
     answered,
     awaited,
     followup_delay,
-    revokes,
     starts,
 )
 from segue.operator.kstreams.group import Group
@@ -36,6 +35,7 @@ from segue.operator.scaling.expect import expected
 from segue.operator.scaling.model import Handover, Held, Memory, Plan, Policy, Progress
 from segue.protocol import decode
 from segue.protocol.kstreams import Applied, GroupReport, KafkaStreamsAnswer, topology_of
+from segue.protocol.kstreams_answer import revokes
 
 FIXTURES = Path(__file__).resolve().parents[1] / "contracts" / "kstreams"
 REPORT = GroupReport.model_validate(json.loads((FIXTURES / "report.json").read_text()))
@@ -177,7 +177,7 @@ def test_a_report_nothing_answers_gets_the_generation_in_force_again_renumbered(
     assert document.generation == (plan.publish or PUBLISHED).generation + (plan.publish is None)
     # the core moved an active task (the answer then asks for a rebalance at once), else
     # its learner has no rate yet
-    moving = revokes(REPORT, out.publish, clients)
+    moving = revokes(REPORT, out.publish.members, clients)
     probe = REVOKING if moving else followup_delay(plan, w)
     assert probe in ((REVOKING,) if moving else (BUSY_PROBE, SETTLED_PROBE))
     assert document.kafka_streams.followup_at_ms == round((w.now + probe) * 1000)
@@ -283,7 +283,7 @@ def test_an_answer_that_moves_an_active_task_asks_every_client_to_rejoin_at_once
         },
     )
     plan = replace(decide(w), publish=handover)
-    assert revokes(REPORT, handover, clients)
+    assert revokes(REPORT, handover.members, clients)
     moving = decode(answered(plan, w, Group(REPORT, None), None, clients).document or b"")
     assert moving.kafka_streams is not None
     assert moving.kafka_streams.followup_at_ms == round((w.now + REVOKING) * 1000)
@@ -303,7 +303,7 @@ def test_an_answer_that_moves_an_active_task_asks_every_client_to_rejoin_at_once
     placed = Published(6, {**handover.members, "wc-2": Roles(("1_1",), ("0_1",))})
     assert followup_delay(later, w, taken_up=placed) == SETTLED_PROBE
     # the same roles on the clients that own them: nothing to revoke, the usual probe
-    assert not revokes(REPORT, PUBLISHED, clients)
+    assert not revokes(REPORT, PUBLISHED.members, clients)
     kept = decode(
         answered(replace(plan, publish=PUBLISHED), w, Group(REPORT, None), None, clients).document
         or b""
@@ -312,7 +312,7 @@ def test_an_answer_that_moves_an_active_task_asks_every_client_to_rejoin_at_once
     assert kept.kafka_streams.followup_at_ms != round((w.now + REVOKING) * 1000)
     assert kept.kafka_streams.then_followup_after_ms is None
     # a client the answer leaves unmapped gives nothing it owns: nothing is moved off it
-    assert not revokes(REPORT, handover, {c: m for c, m in clients.items() if m != "wc-2"})
+    assert not revokes(REPORT, handover.members, {c: m for c, m in clients.items() if m != "wc-2"})
 
 
 def test_the_answer_that_completes_a_move_lets_the_moved_task_commit_before_the_next_one() -> None:
@@ -341,7 +341,7 @@ def test_the_answer_that_completes_a_move_lets_the_moved_task_commit_before_the_
         }
     )
     assert starts(revoked, handed, clients)
-    assert not revokes(revoked, handed, clients)
+    assert not revokes(revoked, handed.members, clients)
     assert not starts(REPORT, handed, clients)  # still owned: the revoking round first
     w = world(handed, Applied(report="older", generation=5))
     plan = replace(decide(w), publish=None, busy=True)

@@ -97,7 +97,9 @@ def test_a_revoking_answer_also_answers_the_next_report_once(case: dict[str, Any
         assert errors == []
         assert answers_next(report, answer, document.generation)
         assert not answers_newer(report, answer, document.generation)
-        followup = followup_for(report, answer, document.generation, case["now_ms"])
+        followup = followup_for(
+            report, document.members, answer, document.generation, case["now_ms"]
+        )
         assert followup == case["followup_at_ms"]
         # without the document's generation nothing answers a report but its own
         assert check_answer(report, document.members, answer) != []
@@ -108,12 +110,14 @@ def test_a_newer_revoking_answer_for_the_same_report_is_taken_up_at_once(
     case: dict[str, Any],
 ) -> None:
     """A revoking generation decided after the one the leader took up last, for the same
-    report (``answers_newer``): the leader takes it up with its own follow-up, and the
-    operator leaves the report unanswered, judging it as the plugin does."""
+    report (``answers_newer``): the leader takes it up, with its own follow-up while it
+    still revokes a task from the report's owners, and the operator leaves the report
+    unanswered, judging it as the plugin does."""
     raw_report = fixture("report.json") | {"last_applied": case["last_applied"]}
     raw_report["takes_newer"] = case.get("takes_newer", True)
     report = GroupReport.model_validate(raw_report)
     raw = fixture("answer.json")
+    raw["members"].update(case.get("members", {}))
     raw["kafka_streams"]["answers"] = "7f3c2a10-0000"
     raw["kafka_streams"]["then_followup_after_ms"] = case["then_followup_after_ms"]
     raw["kafka_streams"]["clients"].pop(case.get("unmap", ""), None)
@@ -128,7 +132,9 @@ def test_a_newer_revoking_answer_for_the_same_report_is_taken_up_at_once(
         assert errors == []
         assert answers_newer(report, answer, document.generation)
         assert not answers_next(report, answer, document.generation)
-        followup = followup_for(report, answer, document.generation, 1795640001000)
+        followup = followup_for(
+            report, document.members, answer, document.generation, 1795640001000
+        )
         assert followup == case["followup_at_ms"]
 
 
@@ -172,7 +178,7 @@ def test_the_names_the_java_side_spells_are_the_protocols() -> None:
     """``names.json`` is what ``ContractTest.theNamesAreTheProtocolsOwn`` compares the Java
     constants with; this holds it to the Python definitions, the one home of each."""
     from segue.protocol import DOCUMENT_KEY
-    from segue.protocol.kstreams import REPORT_ID_KEY
+    from segue.protocol.kstreams import CLIENT_SUPPLIER_CLASS, REPORT_ID_KEY, TASK_ASSIGNOR_CLASS
     from segue.protocol.names import (
         ENV_METRICS_PORT,
         ENV_POD_IP,
@@ -204,7 +210,13 @@ def test_the_names_the_java_side_spells_are_the_protocols() -> None:
         "env_pod_ip": ENV_POD_IP,
         "metrics_path": METRICS_PATH,
         "health_path": HEALTH_PATH,
+        "task_assignor_class": TASK_ASSIGNOR_CLASS,
+        "client_supplier_class": CLIENT_SUPPLIER_CLASS,
     }
+    # ... and the config lines the adoption guide has the user paste name those classes
+    guide = (Path(__file__).resolve().parents[2] / "docs" / "kafka-streams.md").read_text()
+    assert f"\ntask.assignor.class={TASK_ASSIGNOR_CLASS}\n" in guide
+    assert f"\ndefault.client.supplier={CLIENT_SUPPLIER_CLASS}\n" in guide
 
 
 def test_the_reports_tasks_give_the_topology_a_worker_would_serve() -> None:

@@ -149,9 +149,9 @@ final class Answers {
   /**
    * Each client's tasks in an answer accepted for {@code report}; a client the answer does
    * not map (one that joined after the operator decided) gets none, and every client the
-   * follow-up rebalance: the answer's own (also a newer one's, {@link #answersNewer}), or
-   * then_followup_after_ms from {@code nowMs} for the report after the one it answers
-   * (segue.protocol.kstreams_answer.followup_for).
+   * follow-up rebalance: the answer's own (also a newer one's, {@link #answersNewer}, while
+   * it still {@link #revokes} a task), or then_followup_after_ms from {@code nowMs} for the
+   * report after the one it answers (segue.protocol.kstreams_answer.followup_for).
    */
   static Map<ProcessId, KafkaStreamsAssignment> map(
       Set<ProcessId> clients, JsonNode document, JsonNode report, long nowMs) {
@@ -159,7 +159,7 @@ final class Answers {
     Map<String, String> memberOf = sorted(answer.path("clients"));
     JsonNode followup = answer.path("followup_at_ms");
     boolean own = answer.path("answers").asText().equals(report.path("id").asText());
-    if (!own && !answersNewer(report, document)) {
+    if (!own && !(answersNewer(report, document) && revokes(report, document))) {
       JsonNode after = answer.path("then_followup_after_ms");
       followup = after.isIntegralNumber()
           ? Reports.JSON.getNodeFactory().numberNode(nowMs + after.asLong()) : after;
@@ -185,6 +185,25 @@ final class Answers {
       out.put(client, assignment);
     }
     return out;
+  }
+
+  /**
+   * Some client of the answer is given an active task another client of {@code report}
+   * still owns (segue.protocol.kstreams_answer.revokes).
+   */
+  static boolean revokes(JsonNode report, JsonNode document) {
+    Map<String, String> owner = new HashMap<>();
+    report.path("clients").forEach(c -> c.path("previous_active").forEach(
+        t -> owner.put(t.asText(), c.path("process_id").asText())));
+    for (Map.Entry<String, String> e : sorted(document.path("kafka_streams").path("clients"))
+        .entrySet()) {
+      for (JsonNode task : document.path("members").path(e.getValue()).path("active")) {
+        if (!owner.getOrDefault(task.asText(), e.getKey()).equals(e.getKey())) {
+          return true;
+        }
+      }
+    }
+    return false;
   }
 
   static ProcessId processId(String text) {

@@ -132,6 +132,8 @@ class ContractTest {
     report.set("last_applied", newer.path("last_applied"));
     report.put("takes_newer", newer.path("takes_newer").asBoolean(true));
     ObjectNode answer = (ObjectNode) Fixtures.json("answer.json");
+    newer.path("members").properties().forEach(
+        e -> ((ObjectNode) answer.path("members")).set(e.getKey(), e.getValue()));
     ObjectNode ks = (ObjectNode) answer.path("kafka_streams");
     ks.put("answers", "7f3c2a10-0000");
     ks.set("then_followup_after_ms", newer.path("then_followup_after_ms"));
@@ -181,6 +183,9 @@ class ContractTest {
     assertEquals(names.path("env_pod_ip").asText(), Agent.ENV_POD_IP);
     assertEquals(names.path("metrics_path").asText(), Endpoint.METRICS_PATH);
     assertEquals(names.path("health_path").asText(), Endpoint.HEALTH_PATH);
+    assertEquals(names.path("task_assignor_class").asText(), SegueTaskAssignor.class.getName());
+    assertEquals(names.path("client_supplier_class").asText(),
+        SegueClientSupplier.class.getName());
   }
 
   private static Set<String> ids(JsonNode list) {
