@@ -62,9 +62,9 @@ final class Answers {
 
   /**
    * A revoking answer decided since the generation the leader took up last, for the same
-   * report, also answers this one: taken up at once, with its own follow-up, and marked
-   * {@code newer} in the applied record (segue.protocol.kstreams_answer.answers_newer,
-   * where the why is written down).
+   * report, also answers this one: taken up at once, with the follow-up {@link #map} gives
+   * it, and marked {@code newer} in the applied record
+   * (segue.protocol.kstreams_answer.answers_newer, where the why is written down).
    */
   static boolean answersNewer(JsonNode report, JsonNode document) {
     JsonNode answer = document.path("kafka_streams");

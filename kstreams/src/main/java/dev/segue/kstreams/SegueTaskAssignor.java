@@ -223,9 +223,12 @@ public final class SegueTaskAssignor implements TaskAssignor {
           if (FALLING_BACK.getAndSet(false)) {
             log.info("Segue answers again: it places the tasks from generation {}", generation);
           }
+          // one published meanwhile may be a newer one (Answers.answersNewer): say so
+          boolean newer = !document.path("kafka_streams").path("answers").asText().equals(id)
+              && Answers.answersNewer(report, document);
           return new Answer(
               Answers.map(state.kafkaStreamsStates(false).keySet(), document, report, clock.millis()),
-              generation, null, false);
+              generation, null, newer);
         }
         if (!errors.get(0).startsWith("it answers report")) {
           throw new Refused("the answer to report " + id + " is refused: "

@@ -189,6 +189,30 @@ class SegueTaskAssignorTest {
   }
 
   @Test
+  void aNewerAnswerPublishedWhileTheLeaderWaitsIsMarkedNewerToo() throws Exception {
+    JsonNode[] first = {null};
+    Memory channel = new Memory(id -> {  // the second report is answered by a newer one
+      if (first[0] == null) {
+        first[0] = answering(id);
+        return Optional.of(first[0]);
+      }
+      ObjectNode newer = (ObjectNode) first[0].deepCopy();
+      newer.put("generation", 5);
+      ((ObjectNode) newer.path("kafka_streams")).put("then_followup_after_ms", 15_000);
+      return Optional.of(newer);
+    });
+    long before = SegueTaskAssignor.fallbacks();
+    new SegueTaskAssignor(channel, "wc", 2_000, Clock.systemUTC()).assign(state);
+    new SegueTaskAssignor(channel, "wc", 2_000, Clock.systemUTC()).assign(state);
+    Writes.await();
+    assertEquals(before, SegueTaskAssignor.fallbacks());
+    assertEquals(2, channel.reports, "the first read found nothing to take up: it reported");
+    assertEquals(Reports.JSON.createObjectNode().put("report", channel.lastReport.path("id")
+        .asText()).put("generation", 5).put("newer", true),
+        channel.applied.get(channel.applied.size() - 1));
+  }
+
+  @Test
   void noAnswerInTimeFallsBackToKafkaStreamsOwnAssignorWithEveryTaskPlaced() {
     Memory channel = new Memory(id -> Optional.empty());
     SegueTaskAssignor assignor = new SegueTaskAssignor(channel, "wc", 300, Clock.systemUTC());
