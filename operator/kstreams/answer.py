@@ -28,12 +28,14 @@ answer asks for one when there will be something to take up:
 - after an answer that gives moved tasks to their new owners (``starts``):
   ``STANDBYS_AFTER`` at the least with no learner left to hand over, ``FIRST_COMMIT``
   with one; after the rebalance a revoking answer left its ``then`` for,
-  ``STANDBYS_AFTER`` for the standbys held back, a learner's own estimate otherwise
-  (no ``FIRST_COMMIT`` floor there: not measured yet). Each rebalance stops every
-  member's commits until it ends, and a moved task runs on its new owner 0.65-1.0 s
-  after the rebalance that gave it (Kafka Streams opens it, restores the changelog's
-  tail), its first commit after that: a
-  second after it, as before, the rebalance that placed the standbys held back for the
+  ``STANDBYS_AFTER`` for the standbys held back, a learner's own estimate otherwise,
+  ``FIRST_COMMIT`` at the least while a learner is left (without it, once a newer
+  answer was taken up at once, the second wave's rebalance came 0.78 s after the first
+  wave's new owners started, before their first commits: 3.31 s). Each rebalance stops
+  every member's commits until it ends, and a moved task runs on its new owner
+  0.65-1.0 s after the rebalance that gave it (Kafka Streams opens it, restores the
+  changelog's tail), its first commit after that: a second after it, as before, the
+  rebalance that placed the standbys held back for the
   handover (``Policy.learners_first``), or a second wave of handovers, came before a
   3 -> 6's moved tasks had committed, and their pauses ran to 2.1-2.5 s
   (docs/benchmarks.md). A learner's follow-up is asked ``LEAD`` before its expected
@@ -190,7 +192,10 @@ def answered(
     followup = round((world.now + delay) * 1000)
     if revokes(report, publish.members, mapped):  # and the next rebalance's answer is this one
         followup = round((world.now + REVOKING) * 1000)
-        then = round(followup_delay(plan, world, unmapped, taken_up=publish) * 1000)
+        after = followup_delay(plan, world, unmapped, taken_up=publish)
+        if any(roles.learning for roles in publish.members.values()):  # the next wave
+            after = max(after, FIRST_COMMIT)  # waits for this one's first commits
+        then = round(after * 1000)
     answer = KafkaStreamsAnswer(
         answers=report.id,
         clients=mapped,

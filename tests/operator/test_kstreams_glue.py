@@ -302,6 +302,18 @@ def test_an_answer_that_moves_an_active_task_asks_every_client_to_rejoin_at_once
     assert BUSY_PROBE < STANDBYS_AFTER < SETTLED_PROBE
     placed = Published(6, {**handover.members, "wc-2": Roles(("1_1",), ("0_1",))})
     assert followup_delay(later, w, taken_up=placed) == SETTLED_PROBE
+    # a learner left for a second wave: that wave's rebalance waits for this one's first
+    # commits, however soon the learner is expected
+    first_wave = Published(
+        5, {**handover.members, "wc-1": Roles(active=("0_2", "1_2"), learning=("1_0",))}
+    )
+    assert followup_delay(plan, w, taken_up=first_wave) < FIRST_COMMIT
+    waves = decode(
+        answered(replace(plan, publish=first_wave), w, Group(REPORT, None), None, clients).document
+        or b""
+    )
+    assert waves.kafka_streams is not None
+    assert waves.kafka_streams.then_followup_after_ms == round(FIRST_COMMIT * 1000)
     # the same roles on the clients that own them: nothing to revoke, the usual probe
     assert not revokes(REPORT, PUBLISHED.members, clients)
     kept = decode(
