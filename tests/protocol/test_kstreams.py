@@ -75,44 +75,23 @@ def test_each_refused_answer_is_refused_naming_why(case: dict[str, Any]) -> None
     assert case["error"] in check_answer(report, document.members, document.kafka_streams)
 
 
-@pytest.mark.parametrize("case", fixture("next.json"), ids=lambda c: c["name"])
-def test_a_revoking_answer_also_answers_the_next_report_once(case: dict[str, Any]) -> None:
-    """The report after the revoking one, where the new owner gets the task: the leader
-    takes the same placement up again without waiting (``answers_next``); the operator
-    leaves exactly those reports unanswered, so it must judge them as the plugin does."""
-    raw_report = fixture("report.json") | {"last_applied": case["last_applied"]}
-    report = GroupReport.model_validate(raw_report)
-    raw = fixture("answer.json")
-    raw["kafka_streams"]["answers"] = "7f3c2a10-0000"
-    raw["kafka_streams"]["then_followup_after_ms"] = case["then_followup_after_ms"]
-    raw["kafka_streams"]["clients"].pop(case.get("unmap", ""), None)
-    document = AssignmentDocument.model_validate(raw)
-    answer = document.kafka_streams
-    assert answer is not None
-    errors = check_answer(report, document.members, answer, document.generation)
-    if "error" in case:
-        assert case["error"] in errors
-        assert not taken_up(report, answer, document.generation)
-    else:
-        assert errors == []
-        assert answers_next(report, answer, document.generation)
-        assert not answers_newer(report, answer, document.generation)
-        followup = followup_for(
-            report, document.members, answer, document.generation, case["now_ms"]
-        )
-        assert followup == case["followup_at_ms"]
-        # without the document's generation nothing answers a report but its own
-        assert check_answer(report, document.members, answer) != []
+TAKEN_UP = [("next", c) for c in fixture("next.json")] + [
+    ("newer", c) for c in fixture("newer.json")
+]
 
 
-@pytest.mark.parametrize("case", fixture("newer.json"), ids=lambda c: c["name"])
-def test_a_newer_revoking_answer_for_the_same_report_is_taken_up_at_once(
-    case: dict[str, Any],
+@pytest.mark.parametrize(
+    ("rule", "case"), TAKEN_UP, ids=lambda c: c if isinstance(c, str) else c["name"]
+)
+def test_an_answer_for_an_earlier_report_is_taken_up_only_by_its_rule(
+    rule: str, case: dict[str, Any]
 ) -> None:
-    """A revoking generation decided after the one the leader took up last, for the same
-    report (``answers_newer``): the leader takes it up, with its own follow-up while it
-    still revokes a task from the report's owners, and the operator leaves the report
-    unanswered, judging it as the plugin does."""
+    """A revoking answer decided for an earlier report is taken up without the operator
+    by the leader that returned it, for the next report (``answers_next``: the rebalance
+    where the new owner gets the task), or when it was decided after the generation the
+    leader took up last, for the same report (``answers_newer``), with its own follow-up
+    while it still revokes a task from the report's owners. The operator leaves exactly
+    those reports unanswered, so it must judge them as the plugin does."""
     raw_report = fixture("report.json") | {"last_applied": case["last_applied"]}
     raw_report["takes_newer"] = case.get("takes_newer", True)
     report = GroupReport.model_validate(raw_report)
@@ -124,18 +103,19 @@ def test_a_newer_revoking_answer_for_the_same_report_is_taken_up_at_once(
     document = AssignmentDocument.model_validate(raw)
     answer = document.kafka_streams
     assert answer is not None
-    errors = check_answer(report, document.members, answer, document.generation)
+    generation = document.generation
+    errors = check_answer(report, document.members, answer, generation)
     if "error" in case:
         assert case["error"] in errors
-        assert not taken_up(report, answer, document.generation)
-    else:
-        assert errors == []
-        assert answers_newer(report, answer, document.generation)
-        assert not answers_next(report, answer, document.generation)
-        followup = followup_for(
-            report, document.members, answer, document.generation, 1795640001000
-        )
-        assert followup == case["followup_at_ms"]
+        assert not taken_up(report, answer, generation)
+        return
+    assert errors == []
+    assert answers_next(report, answer, generation) == (rule == "next")
+    assert answers_newer(report, answer, generation) == (rule == "newer")
+    now = case.get("now_ms", 1795640001000)
+    assert followup_for(report, document.members, answer, generation, now) == case["followup_at_ms"]
+    # without the document's generation nothing answers a report but its own
+    assert check_answer(report, document.members, answer) != []
 
 
 def test_no_answer_at_all_is_refused() -> None:

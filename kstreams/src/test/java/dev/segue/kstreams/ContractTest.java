@@ -15,6 +15,7 @@ import org.apache.kafka.streams.processor.assignment.KafkaStreamsAssignment.Assi
 import org.apache.kafka.streams.processor.assignment.ProcessId;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 
 /** The Java half of tests/protocol/test_kstreams.py: the same fixtures, the same verdicts. */
@@ -89,66 +90,39 @@ class ContractTest {
         () -> "expected " + error + " in " + Answers.check(report, answer));
   }
 
-  static Stream<JsonNode> next() {
-    return cases("next.json");
+  static Stream<Arguments> takenUp() {
+    return Stream.concat(
+        cases("next.json").map(c -> Arguments.of("next", c)),
+        cases("newer.json").map(c -> Arguments.of("newer", c)));
   }
 
-  /** tests/protocol/test_kstreams.py's test_a_revoking_answer_also_answers_the_next_report_once. */
-  @ParameterizedTest(name = "{0}")
-  @MethodSource("next")
-  void aRevokingAnswerAlsoAnswersTheNextReportOnce(JsonNode next) {
+  /** tests/protocol/test_kstreams.py's test_an_answer_for_an_earlier_report_is_taken_up_... */
+  @ParameterizedTest(name = "{0}: {1}")
+  @MethodSource("takenUp")
+  void anAnswerForAnEarlierReportIsTakenUpOnlyByItsRule(String rule, JsonNode c) {
     ObjectNode report = (ObjectNode) Fixtures.json("report.json");
-    report.set("last_applied", next.path("last_applied"));
+    report.set("last_applied", c.path("last_applied"));
+    report.put("takes_newer", c.path("takes_newer").asBoolean(true));
     ObjectNode answer = (ObjectNode) Fixtures.json("answer.json");
-    ObjectNode ks = (ObjectNode) answer.path("kafka_streams");
-    ks.put("answers", "7f3c2a10-0000");
-    ks.set("then_followup_after_ms", next.path("then_followup_after_ms"));
-    ((ObjectNode) ks.path("clients")).remove(next.path("unmap").asText(""));
-    java.util.List<String> errors = Answers.check(report, answer);
-    if (next.has("error")) {
-      assertTrue(errors.contains(next.path("error").asText()), errors::toString);
-      assertTrue(!Answers.answersNext(report, answer));
-      return;
-    }
-    assertEquals(java.util.List.of(), errors);
-    Set<ProcessId> clients = Fixtures.state(report).kafkaStreamsStates(false).keySet();
-    Map<ProcessId, KafkaStreamsAssignment> mapped = Answers.map(
-        clients, answer, report, next.path("now_ms").asLong());
-    for (KafkaStreamsAssignment a : mapped.values()) {
-      assertEquals(next.path("followup_at_ms").asLong(),
-          a.followupRebalanceDeadline().orElseThrow().toEpochMilli());
-    }
-  }
-
-  static Stream<JsonNode> newer() {
-    return cases("newer.json");
-  }
-
-  /** tests/protocol/test_kstreams.py's test_a_newer_revoking_answer_for_the_same_report_... */
-  @ParameterizedTest(name = "{0}")
-  @MethodSource("newer")
-  void aNewerRevokingAnswerForTheSameReportIsTakenUpAtOnce(JsonNode newer) {
-    ObjectNode report = (ObjectNode) Fixtures.json("report.json");
-    report.set("last_applied", newer.path("last_applied"));
-    report.put("takes_newer", newer.path("takes_newer").asBoolean(true));
-    ObjectNode answer = (ObjectNode) Fixtures.json("answer.json");
-    newer.path("members").properties().forEach(
+    c.path("members").properties().forEach(
         e -> ((ObjectNode) answer.path("members")).set(e.getKey(), e.getValue()));
     ObjectNode ks = (ObjectNode) answer.path("kafka_streams");
     ks.put("answers", "7f3c2a10-0000");
-    ks.set("then_followup_after_ms", newer.path("then_followup_after_ms"));
-    ((ObjectNode) ks.path("clients")).remove(newer.path("unmap").asText(""));
+    ks.set("then_followup_after_ms", c.path("then_followup_after_ms"));
+    ((ObjectNode) ks.path("clients")).remove(c.path("unmap").asText(""));
     java.util.List<String> errors = Answers.check(report, answer);
-    if (newer.has("error")) {
-      assertTrue(errors.contains(newer.path("error").asText()), errors::toString);
+    if (c.has("error")) {
+      assertTrue(errors.contains(c.path("error").asText()), errors::toString);
       assertTrue(!Answers.answersNewer(report, answer) && !Answers.answersNext(report, answer));
       return;
     }
     assertEquals(java.util.List.of(), errors);
-    assertTrue(Answers.answersNewer(report, answer) && !Answers.answersNext(report, answer));
+    assertEquals(rule.equals("next"), Answers.answersNext(report, answer));
+    assertEquals(rule.equals("newer"), Answers.answersNewer(report, answer));
     Set<ProcessId> clients = Fixtures.state(report).kafkaStreamsStates(false).keySet();
-    for (KafkaStreamsAssignment a : Answers.map(clients, answer, report, 1795640001000L).values()) {
-      assertEquals(newer.path("followup_at_ms").asLong(),
+    long now = c.path("now_ms").asLong(1795640001000L);
+    for (KafkaStreamsAssignment a : Answers.map(clients, answer, report, now).values()) {
+      assertEquals(c.path("followup_at_ms").asLong(),
           a.followupRebalanceDeadline().orElseThrow().toEpochMilli());
     }
   }
