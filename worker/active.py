@@ -3,7 +3,8 @@
 Each active task owns one producer and its transaction (``transaction``): this module
 runs the processor on each record, routes what it emits to the sinks, applies the
 error policy to a record it cannot process (``on_error``: stop, skip or dead-letter),
-and keeps the input offsets the next commit sends. ``runtime`` decides when a task
+keeps the input offsets the next commit sends, and drops a record its consumer
+delivers again below where this instance is. ``runtime`` decides when a task
 starts, stops or is torn down; ``processing`` runs it.
 """
 
@@ -63,18 +64,28 @@ class ActiveTask(TaskTransaction):
         self.sinks: dict[str, TopicSpec] = {s.ref: s for s in sub.sinks}
         self.ctx = TaskContext(task_id, member, stores, self.sinks, application_id)
         self.processed = 0
+        self.redelivered = 0
+        self._position: dict[tuple[str, int], int] = {}  # input partition -> next offset
+        self._dropping: set[tuple[str, int]] = set()  # partitions redelivering now
 
     # -- records --
 
     def process(self, msg: Message) -> None:
-        if self.processed == 0:
-            phase(self.task_id, "first-record", f"{msg.topic()}[{msg.partition()}]@{msg.offset()}")
-        self._begin()
         topic, partition, offset = (
             str(msg.topic()),
             int(msg.partition() or 0),
             int(msg.offset() or 0),
         )
+        key = (topic, partition)
+        if offset < self._position.get(key, offset):
+            self._redelivered(key, offset)
+            return
+        self._position[key] = offset + 1
+        if self._dropping:
+            self._dropping.discard(key)
+        if self.processed == 0:
+            phase(self.task_id, "first-record", f"{topic}[{partition}]@{offset}")
+        self._begin()
         spec = self.sources[topic]
         try:
             record = Record(
@@ -107,8 +118,29 @@ class ActiveTask(TaskTransaction):
                     headers=out.headers,
                 )
             self.ctx.outgoing.clear()
-        self._offsets[(topic, partition)] = offset + 1
+        self._offsets[key] = offset + 1
         self.processed += 1
+
+    def _redelivered(self, key: tuple[str, int], offset: int) -> None:
+        """A record this instance already processed came again (a client refetching
+        after a leader change): its output is in a transaction already, so it is
+        dropped, never processed twice. Said once per partition and burst."""
+        self.redelivered += 1
+        if key in self._dropping:
+            return
+        self._dropping.add(key)
+        (topic, partition), position = key, self._position[key]
+        log.error(
+            "task %s: %s[%d]@%d delivered again (the task is at %d): dropped, and any "
+            "more of it below %d",
+            self.task_id,
+            topic,
+            partition,
+            offset,
+            position,
+            position,
+            extra=about(self.task_id),
+        )
 
     def _bad_record(self, msg: Message, exc: Exception) -> None:
         where = f"{msg.topic()}[{msg.partition()}]@{msg.offset()}"

@@ -42,6 +42,11 @@ def source_inputs(
     return inputs
 
 
+def at(offsets: Mapping[Partition, int]) -> str:
+    """``offsets`` as a log line says them: ``topic[partition]@offset`` each."""
+    return " ".join(f"{t}[{p}]@{o}" for (t, p), o in sorted(offsets.items()))
+
+
 class InputRouter(Generic[T]):
     def __init__(self, consumer: Consumer) -> None:
         self.consumer = consumer

@@ -27,7 +27,7 @@ from segue.worker.failures import Cause, Failure, failure_of
 from segue.worker.fencing import Fenced, Starting, fence_all
 from segue.worker.guard import FailTask, guarded
 from segue.worker.hanging import Highs
-from segue.worker.inputs import InputRouter, source_inputs
+from segue.worker.inputs import InputRouter, at, source_inputs
 from segue.worker.kafka import is_fenced
 from segue.worker.logs import about
 from segue.worker.ownership import Task
@@ -152,7 +152,13 @@ class Processing:
         task.inputs = inputs
         task.move_to(TaskState.RUNNING)
         task.failures = 0
-        log.info("task %s running (inputs %s)", task.name, inputs, extra=about(task.name))
+        log.info(
+            "task %s running (inputs %s, from %s)",
+            task.name,
+            inputs,
+            at(task.start_offsets) or "the beginning",
+            extra=about(task.name),
+        )
         phase(task.name, "running")
 
     def inputs(self, task: Task) -> list[tuple[str, int]]:
@@ -209,6 +215,11 @@ class Processing:
         if active is not None:
             if not committed:
                 active.abort()  # also drops the stores' uncommitted writes
+            if active.committed:  # where its next owner must resume (tests/faults/resumes.py)
+                said = at(active.committed)
+                log.info(
+                    "task %s: input committed up to %s", task.name, said, extra=about(task.name)
+                )
             active.close()
             self.processed_total[task.name] = (
                 self.processed_total.get(task.name, 0) + active.processed

@@ -68,6 +68,7 @@ class TaskTransaction:
         self.in_txn = False
         self.txn_started = 0.0
         self._offsets: dict[tuple[str, int], int] = {}
+        self.committed: dict[tuple[str, int], int] = {}  # input offsets this producer committed
         self._changelog_last: dict[str, int] = {}
         self._delivery_error: KafkaError | None = None
         self._commit_began = 0.0
@@ -193,6 +194,7 @@ class TaskTransaction:
                 log.warning("task %s: committing input offsets failed: %s", self.task_id, exc)
         for store in self.stores.values():
             store.commit(self._changelog_last.get(store.name))
+        self.committed.update(self._offsets)
         self._offsets.clear()
         self.in_txn = False
         if not self.commits:

@@ -10,6 +10,8 @@ from typing import Any
 
 import pytest
 
+from tests.faults.resumes import END, START, resumes
+
 from .scenarios import handover
 
 pytestmark = pytest.mark.worker
@@ -49,3 +51,10 @@ def test_exact_counts_when_every_handover_races_the_fence(
         extra=["--fence-delay-ms", "0"],
     )
     assert result.handovers == 3
+    # every new owner resumed its input where the last one's commits left it, as the
+    # workers' own lines say (what tests/faults/resumes.py reads after a failed count)
+    logs = [(p.name, p.read_text(errors="replace")) for p in sorted(tmp_path.glob("*.log"))]
+    lines = [line for _, text in logs for line in text.splitlines()]
+    assert sum(1 for line in lines if START.search(line)) >= 3 * 4, "starts not logged"
+    assert sum(1 for line in lines if END.search(line)) >= 3 * 4, "ends not logged"
+    assert resumes(logs) == []
