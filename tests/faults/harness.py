@@ -30,9 +30,11 @@ from segue.stack.apps import Apps, SteadyInput
 from tests.operator.e2e import CountsOff, OperatorProcess, wait_for
 from tests.operator.test_e2e_scaling import assert_exact, merge, running, wordcount
 
+from .batches import batch_evidence
 from .evidence import skipped_markers, word_layers, word_records
 from .owners import METRICS_PORT, Owners, running_actives
 from .progress import Progress
+from .resumes import pod_logs, resume_evidence
 
 # One import site for the suite's tests (test_store.py, test_volume.py,
 # tests/operator/test_e2e_scaling.py import these from here).
@@ -148,7 +150,11 @@ class FaultRun:
             found = word_records(bootstrap, self.output, off.partition, off.word)
             layers = word_layers(bootstrap, self.source, repartition, off.word)
             failed = f"input deliveries failed: {self.producer.errors[:5] or 'none'}"
-            raise AssertionError(f"{off}\n{layers}\n{failed}\n{found}") from off
+            batches = batch_evidence(self.kafka, repartition, off.word)
+            resumed = resume_evidence(pod_logs(self.apps, restarts(self.apps)))
+            raise AssertionError(
+                f"{off}\n{layers}\n{failed}\n{found}\n{batches}\n{resumed}"
+            ) from off
 
     def stop(self) -> None:
         if not self.producer.stopped.is_set():

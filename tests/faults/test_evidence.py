@@ -4,6 +4,7 @@ test already failed, so it is tested here, where a wrong answer shows."""
 from __future__ import annotations
 
 import uuid
+from dataclasses import replace
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -12,7 +13,9 @@ from confluent_kafka import Consumer, Producer, TopicPartition
 
 from tests.worker.harness import create_topics, produce
 
+from .batches import appended_twice, batch_evidence, read_batches
 from .evidence import shortfall, skipped_markers, word_layers, word_records
+from .resumes import resumes
 
 
 def test_word_layers_names_a_line_written_twice_and_reads_past_the_first_records(
@@ -101,3 +104,66 @@ def test_skipped_markers_names_this_runs_transactions_from_every_brokers_log(
         "tally-c87975-counts-changelog-4, out-c87975-4)"
     ]
     assert skipped_markers(nodes[0], ["tally-c87975-"]) == []  # one broker, no log yet
+
+
+def test_batches_say_who_wrote_each_and_find_one_appended_twice(kafka: Any) -> None:
+    tag = uuid.uuid4().hex[:8]
+    topic = f"app-{tag}-counts-store-repartition"
+    create_topics(kafka.bootstrap_servers, {topic: 1})
+    producer = Producer(
+        {"bootstrap.servers": kafka.bootstrap_servers, "transactional.id": f"t-{tag}"}
+    )
+    producer.init_transactions(30)
+    for words in (["w0", "w1", "w2"], ["w1"]):
+        producer.begin_transaction()
+        for word in words:
+            producer.produce(topic, key=word, value=word, partition=0)
+        producer.commit_transaction(30)
+
+    batches = read_batches(Path(kafka.data_dir), topic)
+
+    data = [b for b in batches if not b.control]
+    assert [(b.keys, b.sequences, b.transactional) for b in data] == [
+        (("w0", "w1", "w2"), (0, 2), True),
+        (("w1",), (3, 3), True),
+    ], batches
+    assert len({b.producer for b in data}) == 1
+    assert data[0].producer[0] >= 0
+    assert sum(b.control for b in batches) == 2  # each transaction's commit marker
+    assert appended_twice(batches) == []
+    said = batch_evidence(kafka, topic, "w1")
+    assert said.endswith("w1 is in 2 batch(es) of 1 producer epoch(s): the records were "
+                         "produced twice"), said  # fmt: skip
+    again = replace(data[0], base_offset=data[1].base_offset + 2)
+    assert appended_twice([*batches, again]) == [[data[0], again]]
+    producer.close()
+
+
+def test_resumes_name_a_start_below_an_earlier_commit_and_a_redelivery() -> None:
+    def line(when: str, text: str, said: str = "INFO segue.worker.processing") -> str:
+        return f"2026-11-30 03:55:{when} {said}: {text}"
+
+    old = [
+        line("40,000", "task 0_4 running (inputs [('text', 4)], from text[4]@100)"),
+        line("45,500", "task 0_4: input committed up to text[4]@180"),
+    ]
+    new = [
+        line("45,900", "task 0_4 running (inputs [('text', 4)], from text[4]@180)"),
+        line(
+            "46,100",
+            "task 0_4: text[4]@181 delivered again (the task is at 185): dropped",
+            "ERROR segue.worker.active",
+        ),
+        line("47,000", "task 0_4: input committed up to text[4]@200"),
+        line("48,000", "task 0_4 running (inputs [('text', 4)], from text[4]@196)"),
+    ]
+
+    found = resumes([("wc-0", "\n".join(old)), ("wc-1", "\n".join(new))])
+
+    assert found == [
+        "2026-11-30 03:55:46,100 wc-1: ERROR segue.worker.active: task 0_4: text[4]@181 "
+        "delivered again (the task is at 185): dropped",
+        "2026-11-30 03:55:48,000 wc-1 0_4 started text[4] at 196, below 200 committed up "
+        "to by 2026-11-30 03:55:47,000 wc-1 0_4",
+    ]
+    assert resumes([("wc-0", "\n".join(old)), ("wc-1", "\n".join(new[:1]))]) == []
