@@ -47,7 +47,7 @@ def answers_next(report: GroupReport, answer: KafkaStreamsAnswer, generation: in
         and applied is not None
         and (applied.report == answer.answers or applied.newer)
         and applied.generation == generation
-        and {c.process_id for c in report.clients} == set(answer.clients)
+        and maps_every_client(report, answer)
     )
 
 
@@ -73,8 +73,14 @@ def answers_newer(report: GroupReport, answer: KafkaStreamsAnswer, generation: i
         and applied.report == answer.answers
         and applied.generation is not None
         and applied.generation < generation
-        and {c.process_id for c in report.clients} == set(answer.clients)
+        and maps_every_client(report, answer)
     )
+
+
+def maps_every_client(report: GroupReport, answer: KafkaStreamsAnswer) -> bool:
+    """The report's clients are exactly the ones the answer maps: a joiner or a
+    departure is the operator's to place, never an answer taken up without it."""
+    return {c.process_id for c in report.clients} == set(answer.clients)
 
 
 def taken_up(report: GroupReport, answer: KafkaStreamsAnswer, generation: int) -> bool:

@@ -51,13 +51,11 @@ final class Answers {
     if (!answer.path("then_followup_after_ms").isIntegralNumber() || !applied.isObject()) {
       return false;
     }
-    Set<String> clients = new HashSet<>();
-    report.path("clients").forEach(c -> clients.add(c.path("process_id").asText()));
     boolean itsOwn = applied.path("report").asText().equals(answer.path("answers").asText());
     return (itsOwn || applied.path("newer").asBoolean(false))
         && applied.path("generation").isIntegralNumber()
         && applied.path("generation").asLong() == document.path("generation").asLong()
-        && clients.equals(sorted(answer.path("clients")).keySet());
+        && mapsEveryClient(report, answer);
   }
 
   /**
@@ -74,11 +72,19 @@ final class Answers {
         || !applied.path("generation").isIntegralNumber()) {
       return false;
     }
-    Set<String> clients = new HashSet<>();
-    report.path("clients").forEach(c -> clients.add(c.path("process_id").asText()));
     return applied.path("report").asText().equals(answer.path("answers").asText())
         && applied.path("generation").asLong() < document.path("generation").asLong()
-        && clients.equals(sorted(answer.path("clients")).keySet());
+        && mapsEveryClient(report, answer);
+  }
+
+  /**
+   * The report's clients are exactly the ones the answer maps: a joiner or a departure is
+   * the operator's to place (segue.protocol.kstreams_answer.maps_every_client).
+   */
+  static boolean mapsEveryClient(JsonNode report, JsonNode answer) {
+    Set<String> clients = new HashSet<>();
+    report.path("clients").forEach(c -> clients.add(c.path("process_id").asText()));
+    return clients.equals(sorted(answer.path("clients")).keySet());
   }
 
   /** Why the answer must not be used for this report (empty: it may be). */
