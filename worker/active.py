@@ -130,7 +130,7 @@ class ActiveTask(TaskTransaction):
             return
         self._dropping.add(key)
         (topic, partition), position = key, self._position[key]
-        log.error(
+        log.warning(
             "task %s: %s[%d]@%d delivered again (the task is at %d): dropped, and any "
             "more of it below %d",
             self.task_id,

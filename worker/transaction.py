@@ -68,7 +68,7 @@ class TaskTransaction:
         self.in_txn = False
         self.txn_started = 0.0
         self._offsets: dict[tuple[str, int], int] = {}
-        self.committed: dict[tuple[str, int], int] = {}  # input offsets this producer committed
+        self.committed: dict[tuple[str, int], int] = {}  # input offsets its commits covered
         self._changelog_last: dict[str, int] = {}
         self._delivery_error: KafkaError | None = None
         self._commit_began = 0.0

@@ -152,7 +152,7 @@ def test_resumes_name_a_start_below_an_earlier_commit_and_a_redelivery() -> None
         line(
             "46,100",
             "task 0_4: text[4]@181 delivered again (the task is at 185): dropped",
-            "ERROR segue.worker.active",
+            "WARNING segue.worker.active",
         ),
         line("47,000", "task 0_4: input committed up to text[4]@200"),
         line("48,000", "task 0_4 running (inputs [('text', 4)], from text[4]@196)"),
@@ -161,7 +161,7 @@ def test_resumes_name_a_start_below_an_earlier_commit_and_a_redelivery() -> None
     found = resumes([("wc-0", "\n".join(old)), ("wc-1", "\n".join(new))])
 
     assert found == [
-        "2026-11-30 03:55:46,100 wc-1: ERROR segue.worker.active: task 0_4: text[4]@181 "
+        "2026-11-30 03:55:46,100 wc-1: WARNING segue.worker.active: task 0_4: text[4]@181 "
         "delivered again (the task is at 185): dropped",
         "2026-11-30 03:55:48,000 wc-1 0_4 started text[4] at 196, below 200 committed up "
         "to by 2026-11-30 03:55:47,000 wc-1 0_4",
