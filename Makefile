@@ -16,9 +16,9 @@ PYTEST_ARGS ?=
 # Extra `segue stack demo` arguments, e.g. make demo DEMO_ARGS=--quick
 DEMO_ARGS ?=
 
-.PHONY: demo test bench soak venv stack lint typecheck contracts gates crds kstreams compiled
+.PHONY: demo test bench soak venv stack lint typecheck contracts gates crds kstreams compiled agent
 
-demo: venv stack
+demo: venv stack agent
 	$(BIN)/segue stack demo $(DEMO_ARGS)
 
 test: venv stack gates kstreams
@@ -83,6 +83,15 @@ gates: lint typecheck contracts
 kstreams:
 	mvn -q -B -Dmaven.repo.local=$(SEGUE_CACHE)/m2 -f kstreams/pom.xml verify
 	mvn -q -B -Dmaven.repo.local=$(SEGUE_CACHE)/m2 -f kstreams/pom.xml -P newest-kafka surefire:test
+
+# The plugin's jar alone (no JUnit runs; make kstreams builds it too), rebuilt when its sources
+# change: the agent the local stack's pods copy (segue.stack.paths.KSTREAMS_JAR names it), so
+# the chart installed as the README says runs Kafka Streams apps there (docs/local-stack.md).
+KSTREAMS_JAR := kstreams/target/segue-kstreams-0.1.0.jar
+agent: $(KSTREAMS_JAR)
+$(KSTREAMS_JAR): kstreams/pom.xml $(shell find kstreams/src/main -type f)
+	mvn -q -B -Dmaven.repo.local=$(SEGUE_CACHE)/m2 -f kstreams/pom.xml -DskipTests package
+	touch $@
 
 lint: venv
 	$(BIN)/ruff check .

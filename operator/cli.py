@@ -20,7 +20,7 @@ import uuid
 from typing import Any
 
 from segue.operator.replica import Replica
-from segue.operator.settings import KSTREAMS_AGENT_JAR
+from segue.operator.settings import KSTREAMS_AGENT_JAR, KSTREAMS_AGENT_JAR_ENV
 
 HELP = "run the operator that scales StreamApps"
 LEVELS = ("debug", "info", "warning", "error")
@@ -110,8 +110,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     agent.add_argument(
         "--kstreams-agent-jar",
-        default=KSTREAMS_AGENT_JAR,
-        help=f"the agent jar's path in that image (default {KSTREAMS_AGENT_JAR})",
+        default=os.environ.get(KSTREAMS_AGENT_JAR_ENV) or KSTREAMS_AGENT_JAR,
+        help=f"its path in that image (default ${KSTREAMS_AGENT_JAR_ENV} or {KSTREAMS_AGENT_JAR})",
     )
     logs = parser.add_argument_group("logging")
     logs.add_argument("--log-level", choices=LEVELS, default="info")

@@ -77,7 +77,7 @@ class OperatorMetrics:
         )
         self.handover_seconds = Histogram(
             "segue_operator_handover_duration_seconds",
-            "from publishing a handover to the new owner reporting the task active",
+            "from publishing a handover to the new owner running the task",
             LABELS,
             buckets=(0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60),
             registry=r,

@@ -71,6 +71,9 @@ class ExternalMetrics(BaseModel):
 
 # Where the image keeps the Kafka Streams agent jar (the Dockerfile copies it there)
 KSTREAMS_AGENT_JAR = "/opt/segue/segue-kstreams.jar"
+# ... unless the environment names another path: the local stack's pod runner, whose
+# "image" is this checkout, names the jar `make` builds (docs/pod-runner.md, "Environment")
+KSTREAMS_AGENT_JAR_ENV = "SEGUE_KSTREAMS_AGENT_JAR"
 
 
 class KafkaStreamsAgent(BaseModel):

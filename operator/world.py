@@ -27,6 +27,7 @@ from segue.operator.kstreams.agents import AgentPages
 from segue.operator.kstreams.answer import LEAD
 from segue.operator.kstreams.group import Group, read_group
 from segue.operator.kstreams.pods import clients, observe_pods
+from segue.operator.kstreams.waits import WaitClock, look_at_group
 from segue.operator.laps import Laps
 from segue.operator.observe import (
     KafkaView,
@@ -98,6 +99,7 @@ class Observer:
         self._topologies: dict[str, tuple[SubTopologyDescription, ...]] = {}
         self._pool = ThreadPoolExecutor(settings.scrape_workers, thread_name_prefix="segue-scrape")
         self._agents: dict[str, AgentPages] = {}  # app uid -> its Kafka Streams pods' pages
+        self._waits: dict[str, WaitClock] = {}  # app uid -> what its group waited for
         self.transactions = TransactionWatch()  # what each app's held-partition watch saw
 
     def close(self) -> None:
@@ -153,6 +155,12 @@ class Observer:
         }
         now, outputs = time.time(), {t: counts[t] for t in sinks if t in counts}
         ends, stalls, watched = self.transactions.look(uid, view, changelogs, outputs, now)
+        clock = self._waits.setdefault(uid, WaitClock())
+        waits = (
+            look_at_group(clock, view, app.spec.application_id, agents, now)
+            if group is not None and group.report is not None
+            else None
+        )
         laps.lap("offsets")
         world = World(
             now=now,
@@ -174,11 +182,12 @@ class Observer:
             memory=memory_from_status(app.status),
             conditions=conditions_from_status(app.status),
             topology_error=topology_error,
-            template_hash=template_hash(app.spec),
+            template_hash=template_hash(app.spec, self.settings.kstreams_agent),
             replication=replication,
             stalls=stalls,
             watched_since=watched,
             bootstrap=app.spec.kafka.bootstrap_servers,
+            group_wait=waits,
         )
         return Observed(
             world,
@@ -242,6 +251,7 @@ class Observer:
         for key in [k for k in self._topologies if k.startswith(f"{uid}/")]:
             del self._topologies[key]
         self._agents.pop(uid, None)
+        self._waits.pop(uid, None)
         self.transactions.forget(uid)
 
 
@@ -283,6 +293,7 @@ def input_sample(observed: Observed) -> Sample | None:
 
 
 def pod_obs(state: PodState, report: WorkerReport | None) -> PodObs:
+    states = report.states if report else {}  # an active processes once ``running``
     return PodObs(
         name=state.name,
         running=state.phase == "Running",
@@ -296,8 +307,7 @@ def pod_obs(state: PodState, report: WorkerReport | None) -> PodObs:
         state_bytes=dict(report.state_bytes) if report else {},
         changelog_bytes=dict(report.changelog_bytes) if report else {},
         faults={t: TaskFault(*why) for t, why in report.task_errors.items()} if report else {},
-        restoring=frozenset(
-            t for t, s in (report.states if report else {}).items() if s == TaskState.RESTORING
-        ),
+        restoring=frozenset(t for t, s in states.items() if s == TaskState.RESTORING),
+        processing=frozenset(t for t, s in states.items() if s == TaskState.RUNNING),
         template_hash=state.labels.get(TEMPLATE_HASH_LABEL, ""),
     )

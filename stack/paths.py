@@ -15,6 +15,11 @@ from pathlib import Path
 from segue.stack.process import StackError
 
 INSTALL_DIR = Path(__file__).resolve().parent / "install"
+# The Kafka Streams plugin's jar as make builds it (the Makefile's KSTREAMS_JAR): the
+# agent the local stack's pods get (segue.stack.kubelet.image)
+KSTREAMS_JAR = (
+    Path(__file__).resolve().parents[1] / "kstreams" / "target" / "segue-kstreams-0.1.0.jar"
+)
 
 
 def read_versions(path: Path = INSTALL_DIR / "versions.env") -> dict[str, str]:

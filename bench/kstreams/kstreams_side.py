@@ -132,6 +132,26 @@ class KafkaStreamsApp:
                 Instance(name, self.args, self.work / name, self.work / f"{name}.log")
             )
 
+    def shrink(self, replicas: int) -> None:
+        """Stop the newest instances down to ``replicas``, as a scale-down's pods get
+        SIGTERM: each closes its KafkaStreams (Kafka Streams' own shutdown hook)."""
+        leaving, self.instances = self.instances[replicas:], self.instances[:replicas]
+        for i in leaving:
+            i.proc.send_signal(signal.SIGTERM)
+        for i in leaving:
+            i.stop()
+
+    def kill(self, index: int) -> None:
+        """SIGKILL one instance and start it again with its name and state directory, as
+        a pod's container is restarted."""
+        old = self.instances[index]
+        old.proc.kill()
+        old.proc.wait(10)
+        old.log.close()
+        self.instances[index] = Instance(
+            old.name, self.args, self.work / old.name, self.work / f"{old.name}-again.log"
+        )
+
     def settled(self, replicas: int) -> bool:
         """Every task active once, spread within one, every instance running."""
         if len(self.instances) != replicas or not all(i.tasks for i in self.instances):

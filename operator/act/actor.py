@@ -123,7 +123,9 @@ class Actor:
             pvc = objects.state_claim(name, uid, member, spec)
             if pvc is not None:
                 apply.create(self.core, namespace, pvc)
-            pod = objects.pod(name, uid, member, spec, target.secret_keys)
+            pod = objects.pod(
+                name, uid, member, spec, target.secret_keys, agent=self.kstreams_agent
+            )
             if spec.runtime == "kafka-streams":
                 pod = agent.with_agent(
                     pod,

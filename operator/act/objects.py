@@ -29,6 +29,7 @@ from segue.operator.api.names import (
     labels,
     worker_account,
 )
+from segue.operator.settings import KafkaStreamsAgent
 from segue.protocol.document import configmap_data
 from segue.protocol.names import (
     ENV_APPLICATION_ID,
@@ -90,19 +91,30 @@ def metadata(name: str, app: str, uid: str, member: str | None = None) -> dict[s
 POD_FIELDS = ("template", "kafka", "application_id", "metrics_port", "state_dir")
 
 
-def template_hash(spec: StreamAppSpec) -> str:
+def template_hash(spec: StreamAppSpec, agent: KafkaStreamsAgent | None = None) -> str:
     """A short, stable hash of the pod-defining part of ``spec`` (the pod label that tells
     which pods a change has reached, as a Deployment's ``pod-template-hash`` does). The
-    runtime counts only when it is not Segue's, so pods built before it existed stay."""
+    runtime counts only when it is not Segue's, so pods built before it existed stay; a
+    Kafka Streams pod's ``agent`` (the operator's image and jar its init container copies
+    from) counts too, so pods built with a wrong one are replaced once it is fixed."""
     part = spec.model_dump(mode="json", include=set(POD_FIELDS), by_alias=True)
     if spec.runtime != "segue":
         part["runtime"] = spec.runtime
+    if spec.runtime == "kafka-streams" and agent is not None:
+        part["agent"] = agent.model_dump(mode="json")
     return hashlib.sha256(json.dumps(part, sort_keys=True).encode()).hexdigest()[:10]
 
 
 def pod(
-    app: str, uid: str, member: str, spec: StreamAppSpec, secret_keys: Iterable[str] = ()
+    app: str,
+    uid: str,
+    member: str,
+    spec: StreamAppSpec,
+    secret_keys: Iterable[str] = (),
+    *,
+    agent: KafkaStreamsAgent | None = None,
 ) -> dict[str, Any]:
+    """``agent``: for a Kafka Streams pod, what :func:`.agent.with_agent` adds (hashed)."""
     template = spec.template
     env: list[dict[str, Any]] = [
         e.model_dump(by_alias=True, exclude_none=True) for e in template.env
@@ -178,7 +190,7 @@ def pod(
     meta["labels"] = {
         **template.labels,
         **meta["labels"],
-        TEMPLATE_HASH_LABEL: template_hash(spec),
+        TEMPLATE_HASH_LABEL: template_hash(spec, agent),
     }
     if template.annotations:
         meta["annotations"] = dict(template.annotations)

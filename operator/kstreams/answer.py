@@ -15,16 +15,16 @@ answer asks for one when there will be something to take up:
   first of them is expected within the acceptable lag, at the rate each has restored at
   so far (``Progress.eta``, timed from when it began restoring); a learner without a
   rate of its own yet (just assigned, or not dropped since) gets ``BUSY_PROBE``, even
-  when its member's others have one (``segue.operator.scaling.expect`` estimates it for
-  the handover's take-along rule only: timed by it, a follow-up once came 11.4 s later
-  from one learner's rate taken on a small first drop, and two handovers decided 0.1 s
-  and 1 s after that answer waited for it);
+  when its member's others have one (timed by their rate, a follow-up once came 11.4 s
+  later from one learner's rate taken on a small first drop, and two handovers decided
+  0.1 s and 1 s after that answer waited for it);
 - while pods join: ``BUSY_PROBE`` if the report has a client no pod's agent has named yet
   (the core may admit it at any look); else none for them, as each joiner still starting
   starts the rebalance that reports it by its own JoinGroup, and those in the group wait
   for the rest of their batch until the core's deadline (``wake_at``);
 - while anything else is in flight (a handover or a departure waiting to apply, a
-  rollout): ``BUSY_PROBE``;
+  rollout): ``BUSY_PROBE``; a handover the group took up waits only for its new owner
+  to restore and run the task, and asks for no rebalance;
 - after an answer that gives moved tasks to their new owners (``starts``):
   ``STANDBYS_AFTER`` at the least with no learner left to hand over, ``FIRST_COMMIT``
   with one; after the rebalance a revoking answer left its ``then`` for,
@@ -68,7 +68,9 @@ unless that rebalance comes within ``STANDBYS_AFTER`` (the longest of the waits 
 moved tasks' first commits above), the document asks the group to rebalance now
 (``rejoin``): every pod's plugin watches the document, and its client supplier, if the
 app sets it, makes each main consumer rejoin at its next poll (docs/kafka-streams.md,
-"Optional, a second line").
+"The second line"). So does a generation whose step deletes the pod of a member of the
+group: that member leaves the group as its consumers close, and the rebalance its leave
+starts is then joined at once.
 """
 
 from __future__ import annotations
@@ -78,7 +80,7 @@ from dataclasses import replace
 from typing import Final
 
 from segue.operator.kstreams.group import Group
-from segue.operator.scaling import Plan, Published, World
+from segue.operator.scaling import Memory, Plan, Published, World
 from segue.operator.scaling.document import to_document
 from segue.protocol import encode
 from segue.protocol.kstreams import GroupReport, KafkaStreamsAnswer
@@ -103,8 +105,9 @@ def followup_delay(
         return SETTLED_PROBE
     memory = plan.memory
     published = world.published if taken_up is None else taken_up
-    # the core decided something new, or handed a task over: it is taken up first
-    in_flight = taken_up is None and (plan.publish is not None or bool(memory.handovers))
+    # the core decided something new, or handed a task over the group has not taken up
+    # yet: it is taken up first
+    in_flight = taken_up is None and (plan.publish is not None or _untaken(memory, world))
     if (
         in_flight
         or plan.create_pods
@@ -135,9 +138,21 @@ def followup_delay(
         # the handovers are done, nothing is left to take up but the standbys they held
         # back (``Policy.learners_first``), once the moved tasks have committed
         if taken_up is None:
-            return BUSY_PROBE
+            # handovers the group took up wait for their new owners to restore and
+            # start the tasks (a whole store after a failover), which no rebalance hastens
+            return SETTLED_PROBE if memory.handovers else BUSY_PROBE
         return STANDBYS_AFTER if _standbys_due(plan, taken_up) else SETTLED_PROBE
     return min(max(min(waits), BUSY_PROBE), SETTLED_PROBE)
+
+
+def _untaken(memory: Memory, world: World) -> bool:
+    """Whether a handover in flight may wait for the group: all but those whose new owner
+    holds the task active and only restores or starts it (``PodObs.runs`` not yet), with
+    no rebalance left to ask for."""
+    return any(
+        (pod := world.pods.get(h.to)) is None or pod.roles.get(task) != "active" or pod.runs(task)
+        for task, h in memory.handovers.items()
+    )
 
 
 def _standbys_due(plan: Plan, taken_up: Published) -> bool:
@@ -202,8 +217,13 @@ def answered(
         followup_at_ms=followup,
         then_followup_after_ms=then,
         rejoin=not waiting
-        and _changes_what_runs(publish, was, mapped.values())
-        and _rebalance_far(previous, world.now),
+        and (
+            _leaves_now(plan, clients.values())
+            or (
+                _changes_what_runs(publish, was, mapped.values())
+                and _rebalance_far(previous, world.now)
+            )
+        ),
     )
     document = to_document(publish, world.application_id).model_copy(
         update={"kafka_streams": answer}
@@ -211,13 +231,23 @@ def answered(
     return replace(plan, publish=publish, document=encode(document), busy=True)
 
 
+def _leaves_now(plan: Plan, members: Iterable[str]) -> bool:
+    """Whether the plan deletes the pod of a member of the group's last rebalance (a
+    departure, a restart onto a new template). Its consumers leave the group as they close
+    (the client supplier's ``Leaving``), which starts a rebalance the others would learn
+    of only at their next heartbeat, committing nothing meanwhile once one has rejoined;
+    asked, they rejoin at their next poll. A pod that is gone without closing (killed) is
+    not asked for: the rebalance would wait for its member until its session ran out."""
+    deleted = set(plan.delete_pods)
+    return any(m in deleted for m in members)
+
+
 def _changes_what_runs(publish: Published, was: Published | None, members: Iterable[str]) -> bool:
     """Whether ``publish`` gives some member of the group's last rebalance other active
     tasks or learners than ``was``, the generation the group runs. Nothing else is worth
-    a rebalance now (standbys may wait for the next): one that only drops a pod already
-    gone made the members that rejoined wait for the gone pod's member until its session
-    ran out (Kafka Streams leaves no group on close), committing nothing under
-    exactly-once (seen: 10 s in the end-to-end test's 6 -> 3)."""
+    a rebalance now (standbys may wait for the next), least of all one that only drops a
+    member whose pod is gone without leaving: the members that rejoined would wait for it
+    until its session ran out, committing nothing under exactly-once."""
     if was is None:
         return True
 

@@ -18,18 +18,26 @@ Segue worker says of itself a Kafka Streams instance does not, so it is assemble
   seen done before it is;
 - *how far each copy is*: the restore consumer's lag per changelog partition (restoring
   actives, standbys, warm-ups), then, for an active the restore consumer no longer reads,
-  its changelog end (it writes it), and for state left on disk the report's lag.
+  its changelog end (it writes it), and for state left on disk the report's lag;
+- *what it processes* (``processing``): each active of those roles that is not
+  ``restoring``, a changelog partition of it still behind in the restore consumer (Kafka
+  Streams keeps a restored active's changelog partitions there, paused at lag 0), so a
+  handover is done, and the app ``Balanced``, only once the new owner runs the task
+  under the generation it applied (the published one, or, until the group takes that
+  up, what the report says its client ran: a rebalance that only renumbers the same
+  placement leaves its tasks running).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 
+from segue.operator.act.agent import AGENT_VOLUME
 from segue.operator.api.names import TEMPLATE_HASH_LABEL
 from segue.operator.kstreams.group import Group
 from segue.operator.observe import PodState
 from segue.operator.observe.agent import AgentReport
-from segue.operator.scaling import PodObs, Published
+from segue.operator.scaling import PodObs, Published, TaskFault
 from segue.protocol.kstreams import (
     GroupReport,
     KafkaStreamsAnswer,
@@ -112,7 +120,7 @@ def observe_pods(
         restoring = frozenset(
             t
             for t, role in roles.items()
-            if role == "active" and any(c in lags for _, c in logged.get(t, ()))
+            if role == "active" and any(lags.get(c, 0) > 0 for _, c in logged.get(t, ()))
         )
         out[name] = PodObs(
             name=name,
@@ -132,9 +140,32 @@ def observe_pods(
                 ends=end_offsets,
             ),
             restoring=restoring,
+            processing=frozenset(t for t, r in roles.items() if r == "active") - restoring,
             template_hash=state.labels.get(TEMPLATE_HASH_LABEL, ""),
+            start_fault=agent_missing(state),
         )
     return out
+
+
+AGENT_MISSING = "AgentMissing"  # the Degraded reason of a pod whose agent copy fails
+
+
+def agent_missing(state: PodState) -> TaskFault | None:
+    """``AgentMissing`` when the pod's ``segue-agent`` init container fails: it runs
+    ``cp JAR DEST`` in the operator's agent image (:func:`segue.operator.act.agent.with_agent`),
+    so JAR is not in that image, which the operator's flags name."""
+    failed = state.init_failure
+    if failed is None or failed.container != AGENT_VOLUME:
+        return None
+    jar = failed.command[1] if len(failed.command) > 1 else "?"
+    said = f": {failed.message}" if failed.message else ""
+    return TaskFault(
+        AGENT_MISSING,
+        f"its init container {AGENT_VOLUME} cannot copy the Kafka Streams agent jar {jar} "
+        f"from image {failed.image} (exit code {failed.exit_code}{said}); the operator's "
+        "--kstreams-agent-jar must name the jar's path in its --kstreams-agent-image "
+        "(docs/kafka-streams.md), and once it does these pods are replaced",
+    )
 
 
 def _revoked_only(report: GroupReport, mapped: Mapping[str, str]) -> dict[str, str]:

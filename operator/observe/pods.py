@@ -2,7 +2,8 @@
 
 A pod is large and mostly optional fields; the decision layer needs a few facts per
 member: is it running, where can it be scraped (``scrape.scrape`` at its IP), is it
-Ready, is it on its way out, has it been restarting. :func:`pod_state` turns one pod,
+Ready, is it on its way out, has it been restarting, does an init container keep it from
+starting (:class:`InitFailure`). :func:`pod_state` turns one pod,
 as the client's ``V1Pod`` or as the raw object a watch delivers (the operator's Kopf
 index of pods, ``segue.operator.handlers``), into a frozen :class:`PodState`. Pure, so
 it is tested on constructed pods.
@@ -10,12 +11,25 @@ it is tested on constructed pods.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
 from kubernetes.client import V1Pod
+
+
+@dataclass(frozen=True)
+class InitFailure:
+    """An init container whose last run failed and has not succeeded since: the pod stays
+    Pending while the kubelet retries it (``Init:CrashLoopBackOff``)."""
+
+    container: str
+    image: str
+    command: tuple[str, ...]  # command + args, as the pod spec gives them
+    exit_code: int
+    message: str  # the termination message ("" unless the container left one)
 
 
 @dataclass(frozen=True)
@@ -29,6 +43,7 @@ class PodState:
     uid: str
     created: float | None  # metadata.creationTimestamp, epoch seconds
     labels: dict[str, str] = field(default_factory=dict)
+    init_failure: InitFailure | None = None
 
 
 def pod_state(pod: V1Pod | Mapping[str, Any]) -> PodState:
@@ -51,6 +66,7 @@ def pod_state(pod: V1Pod | Mapping[str, Any]) -> PodState:
         uid=meta.uid or "",
         created=_epoch(meta.creation_timestamp),
         labels=dict(meta.labels or {}),
+        init_failure=init_failure(pod.spec, status),
     )
 
 
@@ -71,7 +87,39 @@ def _from_object(pod: Mapping[str, Any]) -> PodState:
         uid=meta.get("uid") or "",
         created=_epoch(meta.get("creationTimestamp")),
         labels=dict(meta.get("labels") or {}),
+        init_failure=init_failure(pod.get("spec"), status),
     )
+
+
+def init_failure(spec: Any, status: Any) -> InitFailure | None:
+    """The first init container that failed and has not succeeded since, of a pod's spec
+    and status as a client model or a raw object (a native sidecar does not count)."""
+    specs = {_get(c, "name"): c for c in _get(spec, "initContainers") or []}
+    for seen in _get(status, "initContainerStatuses") or []:
+        state, container = _get(seen, "state"), specs.get(_get(seen, "name"))
+        ended = _get(state, "terminated") or _get(_get(seen, "lastState"), "terminated")
+        code = _get(ended, "exitCode") or 0
+        if not code or _get(container, "restartPolicy") == "Always":
+            continue  # succeeded (its latest run ended 0) or not failed yet
+        return InitFailure(
+            container=str(_get(seen, "name")),
+            image=str(_get(container, "image") or ""),
+            command=tuple(
+                str(a) for a in (_get(container, "command") or []) + (_get(container, "args") or [])
+            ),
+            exit_code=int(code),
+            message=str(_get(ended, "message") or "").strip(),
+        )
+    return None
+
+
+def _get(obj: Any, name: str) -> Any:
+    """Field ``name`` (camelCase) of a raw object, or of a client model (snake_case)."""
+    if obj is None:
+        return None
+    if isinstance(obj, Mapping):
+        return obj.get(name)
+    return getattr(obj, re.sub(r"([A-Z])", r"_\1", name).lower(), None)
 
 
 def _epoch(value: datetime | str | None) -> float | None:

@@ -1,13 +1,15 @@
 """The StreamApp's status as the machine assesses it: member summaries, conditions, phase.
 
 Four conditions, as Kubernetes conventions expect (each always present, True or False):
-``Balanced`` (every task on its target owner with a current store, nothing learning,
-nobody joining, leaving or away; an active still restoring, after a failover or a
-forced handover, is named with its lag), ``Scaling`` (a scale action or rebalance is in
-flight, with why), ``Degraded`` (something needs a human: refused partition expansion,
-a missing topic, an assignment too large, a forced scale-down, a member away) and
-``Progressing`` (a template change is still rolling through the pods, :mod:`.rollout`).
-:mod:`.facts` supplies the facts; the shell adds ``lastTransitionTime``.
+``Balanced`` (every task on its target owner, nothing learning, nobody joining, leaving
+or away, no handover in flight, and every member running each of its active tasks and
+holding its standbys: an active still fencing, restoring or not taken up is named,
+:mod:`.running`), ``Scaling`` (a scale action or rebalance is in flight, with why),
+``Degraded`` (something needs a human: refused partition expansion, a missing topic, an
+assignment too large, a forced scale-down, a member away) and ``Progressing`` (a
+template change is still rolling through the pods, :mod:`.rollout`). The phase is
+``Running`` only when ``Balanced`` is. :mod:`.facts` supplies the facts; the shell adds
+``lastTransitionTime``.
 """
 
 from __future__ import annotations
@@ -17,8 +19,10 @@ from dataclasses import dataclass
 
 from segue.assignor.ids import member_sort_key
 
+from .group_wait import GROUP_WAITING
 from .inventory import Degradation
 from .model import Assessment, Condition, MemberRole, MemberSummary, Phase, PodObs, Roles
+from .running import NotRunning, condition, not_running
 
 
 @dataclass(frozen=True)
@@ -33,26 +37,20 @@ class Facts:
     pods: Mapping[str, PodObs]
     generation: int
     pending: int  # tasks not yet on their target owner
-    acceptable_lag: int  # an active further behind than this is still restoring
     degradations: tuple[Degradation, ...]
     scaling_reason: str | None
     scaling_message: str
-
-
-def _restoring(f: Facts) -> list[tuple[str, str, int]]:
-    """(task, member, lag) of each active its pod reports restoring, further behind its
-    changelog than the acceptable lag (a short tail after a handover is not news)."""
-    return sorted(
-        (t, m, lag)
-        for m, held in f.members.items()
-        if (pod := f.pods.get(m)) is not None
-        for t in held.active
-        if t in pod.restoring and (lag := f.lags.get(m, {}).get(t, 0)) > f.acceptable_lag
-    )
+    handing_over: frozenset[str] = frozenset()  # tasks of the handovers still in flight
 
 
 def _balanced(
-    f: Facts, suspended: bool, balanced: bool, learning: int, scaling: str | None
+    f: Facts,
+    suspended: bool,
+    balanced: bool,
+    *,
+    waiting: list[NotRunning],
+    learning: int,
+    scaling: str | None,
 ) -> Condition:
     if suspended:
         return Condition(
@@ -61,17 +59,10 @@ def _balanced(
             "Suspended",
             "replicas is 0: every task was handed off and no pod runs",
         )
-    restoring = _restoring(f) if balanced and not suspended else []
-    if restoring:
-        named = ", ".join(f"{t} on {m} ({lag:,} records behind)" for t, m, lag in restoring[:5])
-        more = f" and {len(restoring) - 5} more" if len(restoring) > 5 else ""
-        return Condition(
-            "Balanced",
-            "False",
-            "ActiveRestoring",
-            f"every task is on its target member, but {len(restoring)} active task(s) "
-            f"restore their state before they process: {named}{more}",
-        )
+    if waiting:
+        return condition(waiting)
+    if f.scaling_reason == GROUP_WAITING:  # everything placed runs, but the group waits
+        return Condition("Balanced", "False", GROUP_WAITING, f.scaling_message)
     if balanced:
         return Condition("Balanced", "True", "Balanced", "every task is on its target member")
     if f.generation == 0:  # nothing placed yet: say what the first assignment waits for
@@ -119,9 +110,20 @@ def assess(f: Facts) -> Assessment:
         reason, message = "Suspending", f"{len(live)} pod(s) still to go: {', '.join(live)}"
     scaling = reason is not None
     suspended = f.suspended and not scaling and not degraded and not f.members
-    balanced = suspended or (not scaling and not degraded and f.generation > 0 and f.pending == 0)
+    # every task on its target member, and nothing in flight but handovers
+    placed = f.generation > 0 and f.pending == 0 and not learning
+    placed = placed and (not scaling or (reason == "Rebalancing" and bool(f.handing_over)))
+    waiting = not_running(f.members, f.pods, f.lags, f.handing_over) if placed else []
+    balanced = suspended or (placed and not degraded and not scaling and not waiting)
     conditions = (
-        _balanced(f, suspended, balanced, learning, message if scaling else None),
+        _balanced(
+            f,
+            suspended,
+            balanced,
+            waiting=waiting,
+            learning=learning,
+            scaling=message if scaling else None,
+        ),
         Condition(
             "Scaling",
             "True" if scaling else "False",
@@ -144,7 +146,7 @@ def assess(f: Facts) -> Assessment:
         else "Pending"
         if f.generation == 0
         else "Scaling"
-        if scaling or f.pending
+        if scaling or f.pending or waiting  # moving, or not running where placed yet
         else "Running"
     )
     return Assessment(

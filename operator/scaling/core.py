@@ -32,7 +32,7 @@ from .model import (
     Roles,
     World,
 )
-from .placement import build_request, cheapest_to_remove
+from .placement import build_request, cheapest_to_remove, lags
 from .publication import publication, refence
 from .replication import replication_condition, replication_events
 from .rollout import handing_over, plan_rollout, restart_events, restarts
@@ -106,7 +106,7 @@ def decide(world: World) -> Plan:
     in_force = publish or published
     handovers, done, moved = track_handovers(world, publish, in_force)
     if publish is not None:
-        events += publish_events(published, publish, moved)
+        events += publish_events(published, publish, moved, lags(world, inventory, owners(moved)))
         events += fenced.events(publish.generation)
     memory = Memory(
         joining=dict(roster.joining),
@@ -200,7 +200,10 @@ def _gone(world: World, member: str) -> bool:
 def _departures(
     world: World, roster: Roster, placed: dict[str, Roles], forced: list[str]
 ) -> list[str]:
-    """Leaving members that can go: forced ones, and those whose handovers have applied."""
+    """Leaving members that can go: forced ones, and those whose handovers have applied.
+    Not later: a Kafka Streams pod deleted once its moved tasks ran elsewhere left the
+    group in a rebalance of its own, which paused those tasks again before their first
+    commits (docs/benchmarks.md, "Scale-downs with Kafka Streams' defaults")."""
     published = world.published
     out = list(forced)
     for m in roster.leaving:
@@ -215,6 +218,11 @@ def _departures(
         ):
             out.append(m)
     return out
+
+
+def owners(moved: list[tuple[str, str, str]]) -> list[str]:
+    """The new owners of moved tasks ((task, from, to) each)."""
+    return sorted({to for _, _, to in moved})
 
 
 def _learning(published: Published | None) -> int:

@@ -7,6 +7,8 @@ every step.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from .model import Condition, Event, Published, Roles, World
 
 LISTED = 8  # items named in one event message before "and N more"
@@ -30,20 +32,35 @@ def membership_events(
         events.append(Event("Normal", "MemberLeft", f"{', '.join(departed)} removed"))
     for m in expired:
         if published is not None and published.members.get(m, Roles()).tasks():
-            events.append(
-                Event(
-                    "Warning",
-                    "MemberExpired",
-                    f"{m} has been away over {policy.registration_timeout:g}s: its tasks are "
-                    "reassigned (caught-up standbys first)",
-                )
-            )
+            since = world.memory.absent.get(m, world.now)  # first seen away at this look
+            message = expiry(m, world.now - since, policy.registration_timeout)
+            events.append(Event("Warning", "MemberExpired", message))
     return events
 
 
+def expiry(member: str, away: float, timeout: float) -> str:
+    """Why an absent member's tasks leave it: ``away`` seconds gone, ``timeout`` the
+    registrationTimeoutSeconds (0 for Kafka Streams apps: they go at once)."""
+    gone = f" for {away:.0f} s" if away >= 1 else ""
+    if timeout <= 0:
+        return (
+            f"{member} is away{gone}; with registrationTimeoutSeconds=0 its tasks go to the "
+            "other members at once (caught-up standbys first)"
+        )
+    return (
+        f"{member} has been away{gone}, past registrationTimeoutSeconds={timeout:g}s: "
+        "its tasks are reassigned (caught-up standbys first)"
+    )
+
+
 def publish_events(
-    before: Published | None, after: Published, moved: list[tuple[str, str, str]]
+    before: Published | None,
+    after: Published,
+    moved: list[tuple[str, str, str]],
+    lags: Mapping[str, Mapping[str, int]] | None = None,
 ) -> list[Event]:
+    """``lags``: member -> task -> changelog records its copy was behind when this was
+    decided: each handover of a stateful task names its new owner's."""
     events = []
     if before is not None and before.members and not after.members:
         events.append(
@@ -66,7 +83,12 @@ def publish_events(
             )
         )
     if moved:
-        pairs = [f"{t} {a} -> {b}" for t, a, b in moved]
+        behind = lags or {}
+        pairs = [
+            f"{t} {a} -> {b}"
+            + (f" ({lag:,} behind)" if (lag := behind.get(b, {}).get(t)) is not None else "")
+            for t, a, b in moved
+        ]
         events.append(
             Event("Normal", "TaskHandedOver", f"generation {after.generation}: {_listed(pairs)}")
         )

@@ -6,7 +6,8 @@ cannot open, ...) keeps it, retries it with back-off and reports it as
 surfaces each reason as a Degraded reason naming the members and tasks, shows the
 faults per member in the status, and does not wait on a learner that is not restoring
 (``placement``); once the cause is fixed the worker's retry succeeds, the report goes
-away and so does the reason.
+away and so does the reason. A pod that cannot start at all (an init container fails)
+gives a reason of its own, naming the pods (:func:`start_degradations`).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from segue.protocol.tasks import task_sort_key
 
 from .inventory import Degradation
 from .model import Roles, TaskFault, World
+from .rollout import current
 
 LISTED = 8  # tasks named per member before "and N more"
 
@@ -62,3 +64,20 @@ def fault_degradations(faults: Mapping[str, Mapping[str, TaskFault]]) -> list[De
             )
         )
     return out
+
+
+def start_degradations(world: World) -> list[Degradation]:
+    """One Degraded reason per reason pods cannot start for (an init container fails:
+    ``PodObs.start_fault``), naming the pods. Only pods of the current template count: an
+    older one is replaced (:mod:`.roster`), and it may have failed for what was fixed."""
+    by_reason: dict[str, list[str]] = {}
+    messages: dict[str, str] = {}
+    for name in sorted(world.pods, key=member_sort_key):
+        pod = world.pods[name]
+        if pod.start_fault is not None and not pod.terminating and current(world, pod):
+            by_reason.setdefault(pod.start_fault.reason, []).append(name)
+            messages.setdefault(pod.start_fault.reason, pod.start_fault.message)
+    return [
+        Degradation(reason, f"{', '.join(names)} cannot start: {messages[reason]}")
+        for reason, names in sorted(by_reason.items())
+    ]

@@ -1,8 +1,11 @@
 """Handovers in flight: a task published to a new owner and not yet running there.
 
-The time from publishing to the new owner reporting the task active is the handover
-duration the operator measures (``segue_operator_handover_duration_seconds``). Kept in
-:class:`~.model.Memory`, so a restarted operator still finishes the measurement.
+A handover is done once the new owner *runs* the task (:meth:`~.model.PodObs.runs`):
+holding it active is not enough, as a worker reports the role while it still waits to
+fence the previous owner or restores the store's tail, and processes nothing. The time
+from publishing to then is the handover duration the operator measures
+(``segue_operator_handover_duration_seconds``). Kept in :class:`~.model.Memory`, so a
+restarted operator still finishes the measurement.
 """
 
 from __future__ import annotations
@@ -51,4 +54,4 @@ def arriving(world: World) -> set[str]:
 
 def _running(world: World, task: str, handover: Handover) -> bool:
     pod = world.pods.get(handover.to)
-    return pod is not None and pod.reporting and pod.roles.get(task) == "active"
+    return pod is not None and pod.runs(task)

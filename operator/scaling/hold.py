@@ -32,7 +32,6 @@ from segue.assignor import AssignorError, AssignRequest, Decision
 from segue.assignor.ids import member_sort_key
 
 from . import handovers
-from .expect import expected
 from .model import Event, Held, Policy, Progress, Roles, World
 from .placement import place
 
@@ -109,14 +108,15 @@ def _anticipated(
     world: World, request: AssignRequest, progress: Mapping[str, Progress]
 ) -> AssignRequest:
     """``request`` with the learners ``Policy.handover_lead`` counts as caught up given
-    the acceptable lag: each expected within it in ``handover_lead`` seconds (the group
-    takes the handover up a rebalance later, and the learner restores on meanwhile), and,
-    when some learner is handed over anyway, each expected within twice that (one not
-    begun yet too, after the others its member restores: :mod:`.expect`). Learners
-    catching up a second apart then go in one revoking round rather than one each: under
-    exactly-once every round pauses the whole group for two rebalances (seen on a Kafka
-    Streams 2 -> 3: the second learner caught up 1.1 s after the first, and its own round
-    kept the first's new owner from running it 0.8 s longer)."""
+    the acceptable lag: each expected within it in ``handover_lead`` seconds at its own
+    rate (the group takes the handover up a rebalance later, and the learner restores on
+    meanwhile), and, when some learner is handed over anyway, each expected within twice
+    that. Learners catching up a second apart then go in one revoking round rather than
+    one each: under exactly-once every round pauses the whole group for two rebalances.
+    A learner without a rate of its own (not begun, as a Kafka Streams instance's second
+    copy while it restores its first) is never counted caught up: estimated from its
+    member's other learner, one was handed over 22,326 records behind and restored them
+    as an active, not processing meanwhile."""
     lead, acceptable = world.policy.handover_lead, world.policy.acceptable_recovery_lag
     if lead <= 0:
         return request
@@ -124,7 +124,7 @@ def _anticipated(
     caught_up = False
     for task, p in progress.items():
         lag = request.lags.get(p.member, {}).get(task)
-        eta = expected(progress, task, acceptable, world.now)
+        eta = p.eta(acceptable, world.now)
         if lag is None or eta is None:
             continue
         if lag <= acceptable:

@@ -17,6 +17,8 @@ from typing import Literal
 from segue.protocol.tasks import Expansion
 from segue.protocol.topology import SubTopologyDescription
 
+from .group_wait import GroupWait
+
 LearnerPromotion = Literal["eager", "batch"]
 EventType = Literal["Normal", "Warning"]
 MemberRole = Literal["member", "joining", "leaving", "absent", "rolling"]
@@ -97,7 +99,17 @@ class PodObs:
     changelog_bytes: Mapping[str, int] = field(default_factory=dict)
     faults: Mapping[str, TaskFault] = field(default_factory=dict)  # tasks it cannot run now
     restoring: frozenset[str] = frozenset()  # its actives fenced and catching up, not processing
+    # its actives that process: the previous owner fenced, the stores caught up (what
+    # :meth:`runs` asks; empty: it runs nothing, whatever its roles say)
+    processing: frozenset[str] = frozenset()
     template_hash: str = ""  # the spec it was built from ("": unknown, taken as current)
+    # Why the pod cannot start (an init container fails), as a Degraded reason and message
+    start_fault: TaskFault | None = None
+
+    def runs(self, task: str) -> bool:
+        """It processes ``task`` as its active now: it reports, holds the task active and
+        runs it (neither waiting to fence the previous owner, restoring, nor failed)."""
+        return self.reporting and self.roles.get(task) == "active" and task in self.processing
 
 
 @dataclass(frozen=True)
@@ -219,6 +231,8 @@ class World:
     stalls: Mapping[tuple[str, int], Stall] | None = None
     watched_since: float | None = None
     bootstrap: str = ""
+    # A Kafka Streams app's group as its coordinator showed it (None: not read this look)
+    group_wait: GroupWait | None = None
 
 
 @dataclass(frozen=True)

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from segue.assignor.ids import member_sort_key
 
 from .model import Event, PodObs, Published, World
+from .rollout import current
 
 
 @dataclass
@@ -85,9 +86,16 @@ def plan_roster(
         pod = pods.get(name)
         if pod is None:
             roster.create.append(name)
-        elif pod.failed and not pod.terminating:
+        elif (pod.failed or _stuck(world, pod)) and not pod.terminating:
             roster.delete.append(name)  # recreated at the next step, same name
     return roster
+
+
+def _stuck(world: World, pod: PodObs) -> bool:
+    """It cannot start (an init container fails) and is built from an older template: the
+    current one may well be the fix (an operator's agent flag corrected), and it runs
+    nothing to hand over first."""
+    return pod.start_fault is not None and not current(world, pod)
 
 
 def _scale(
@@ -185,6 +193,8 @@ def not_ready(pod: PodObs | None, published: Published | None) -> str | None:
         return "no pod yet"
     if pod.terminating:
         return "its pod is terminating"
+    if pod.start_fault is not None:
+        return f"its pod cannot start ({pod.start_fault.reason}, see Degraded)"
     if not pod.running:
         return "its pod is not running"
     if not pod.reporting:

@@ -6,7 +6,10 @@ Two sources, one answer: the operator's status always says each member's role an
 counts and, while a target is held, each learner's best lag (``scaling.held.progress``);
 a pod's metrics, when the pod proxy reaches it, say more (which tasks, restored offsets,
 the lag right now). Metrics win where both speak; a pod that cannot be read is said, and
-the status still fills its row.
+the status still fills its row. A Kafka Streams app's pods (``runtime: kafka-streams``)
+serve the plugin's agent page, which names no task of its own (the operator assembles
+what such a pod holds from the group's report and the published assignment,
+``kstreams.pods``): their counts, and their learners, are the status's.
 """
 
 from __future__ import annotations
@@ -80,24 +83,31 @@ def restores(report: WorkerReport) -> list[Restore]:
 
 
 def pod_rows(
-    pods: Sequence[Pod], status: StreamAppStatus, reports: Mapping[str, WorkerReport | str]
+    pods: Sequence[Pod],
+    status: StreamAppStatus,
+    reports: Mapping[str, WorkerReport | str],
+    *,
+    agents: bool = False,
 ) -> list[PodRow]:
-    """One row per pod, then per member the operator lists whose pod is gone."""
+    """One row per pod, then per member the operator lists whose pod is gone. ``agents``:
+    the pages are Kafka Streams agents' (no task counts: the status gives them)."""
     members = {m.name: m for m in status.members or []}
-    rows = [_pod_row(p, members.get(p.name), reports.get(p.name)) for p in pods]
+    rows = [_pod_row(p, members.get(p.name), reports.get(p.name), agents) for p in pods]
     listed = {p.name for p in pods}
     gone = Pod(name="", ready=False, deleting=False)
     for name, member in sorted(members.items()):
         if name not in listed:
-            row = _pod_row(gone, member, "no pod")
+            row = _pod_row(gone, member, "no pod", agents)
             rows.append(PodRow(**{**row.__dict__, "name": name}))
     return rows
 
 
-def _pod_row(pod: Pod, member: MemberStatus | None, report: WorkerReport | str | None) -> PodRow:
+def _pod_row(
+    pod: Pod, member: MemberStatus | None, report: WorkerReport | str | None, agents: bool
+) -> PodRow:
     role = member.role if member is not None else "-"
     errors = [f"{e.task} {e.reason}: {e.message}" for e in (member.errors or [])] if member else []
-    if isinstance(report, WorkerReport):
+    if isinstance(report, WorkerReport) and not agents:
         n = counts(report)
         lags = [r.lag for r in restores(report) if r.role != "active"]
         return PodRow(
@@ -105,12 +115,16 @@ def _pod_row(pod: Pod, member: MemberStatus | None, report: WorkerReport | str |
             max(lags) if lags else (member.max_lag if member else None),
             tasks=dict(sorted(report.roles.items())), errors=errors,
         )  # fmt: skip
-    why = report if isinstance(report, str) else "not read"
+    # an agent's page that was read is no error; its counts are the status's all the same
+    why = None if isinstance(report, WorkerReport) else report or "not read"
     if member is None:
-        return PodRow(pod.name, role, pod.ready, pod.deleting, 0, 0, 0, None, metrics_error=why)
+        return PodRow(
+            pod.name, role, pod.ready, pod.deleting, 0, 0, 0, None, metrics_error=why,
+            counts_from="none",
+        )  # fmt: skip
     return PodRow(
         pod.name, role, pod.ready, pod.deleting, member.active, member.standby,
-        member.learning, member.max_lag, errors=errors, metrics_error=why,
+        member.learning, member.max_lag, errors=errors, metrics_error=why, counts_from="status",
     )  # fmt: skip
 
 
@@ -209,6 +223,8 @@ def screen(read: Read, rates: Rates, at: float) -> Screen:
     app, namespace, obj, pods = read.app, read.namespace, read.obj, read.pods
     events, reports = read.events, read.reports
     status = StreamAppStatus.model_validate(obj.get("status") or {})
+    spec = obj.get("spec") or {}
+    agents = spec.get("runtime") == "kafka-streams"  # pages that say no task: see above
     latest = sorted(events, key=lambda e: e.last or "", reverse=True)
     signal = status.autoscaling
     return Screen(
@@ -216,7 +232,7 @@ def screen(read: Read, rates: Rates, at: float) -> Screen:
         namespace=namespace,
         at=datetime.fromtimestamp(at, UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
         phase=status.phase,
-        replicas=(obj.get("spec") or {}).get("replicas"),
+        replicas=spec.get("replicas"),
         pods_ready=sum(1 for p in pods if p.ready),
         generation=status.assignment_generation,
         waiting_for=waiting(status),
@@ -224,8 +240,8 @@ def screen(read: Read, rates: Rates, at: float) -> Screen:
             ConditionRow(c.type, c.status, c.reason, c.message, c.last_transition_time)
             for c in status.conditions or []
         ],
-        pods=pod_rows(pods, status, reports),
-        learners=learners(status, reports, rates, at),
+        pods=pod_rows(pods, status, reports, agents=agents),
+        learners=learners(status, {} if agents else reports, rates, at),
         handovers=handovers(status, latest),
         events=latest[:RECENT_EVENTS],
         # no number while the leader serves none (measuring the input again after an outage)

@@ -39,6 +39,10 @@ class PodRow:
     tasks: dict[str, str] = field(default_factory=dict)  # task -> role, from its metrics
     errors: list[str] = field(default_factory=list)  # "task Reason: message"
     metrics_error: str | None = None  # why its /metrics could not be read; None: read
+    # where active/standby/learning come from: "metrics" (the pod's own page), "status"
+    # (the StreamApp's member list: its metrics unread, or a Kafka Streams pod, whose
+    # agent page names no task) or "none" (neither: zeros)
+    counts_from: str = "metrics"
 
 
 @dataclass(frozen=True)

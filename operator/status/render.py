@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .model import Screen
+from .model import PodRow, Screen
 from .progress import duration
 
 CLEAR = "\x1b[H\x1b[2J"  # cursor home, clear the screen
@@ -60,7 +60,7 @@ def _pods(s: Screen) -> list[str]:
             str(p.standby),
             str(p.learning),
             number(p.max_lag),
-            "read" if p.metrics_error is None else f"unread: {p.metrics_error}",
+            _read(p),
         ]
         for p in s.pods
     ]
@@ -69,6 +69,16 @@ def _pods(s: Screen) -> list[str]:
     )
     out += [f"  {p.name}: {e}" for p in s.pods for e in p.errors]
     return out
+
+
+def _read(p: PodRow) -> str:
+    """The METRICS cell: read or why not; a page read whose counts are not its own (a
+    Kafka Streams agent's) says where they come from."""
+    if p.metrics_error is not None:
+        return f"unread: {p.metrics_error}"
+    if p.counts_from == "metrics":
+        return "read"
+    return "read; counts from status" if p.counts_from == "status" else "read; not in the status"
 
 
 def _learners(s: Screen) -> list[str]:

@@ -193,6 +193,9 @@ class SegueController:
             if task is not None:
                 offsets[t] = {store_name(task.subtopology): int(off)}
                 sizes[t] = int(off * task.record_bytes)
+        restoring = frozenset(
+            t for t in (held.active if held and roles else ()) if t in c.tasks and c.lag(pod, t) > 0
+        )
         return PodObs(
             name=pod.name,
             running=up,
@@ -203,11 +206,8 @@ class SegueController:
             offsets=offsets,
             state_bytes=sizes,
             changelog_bytes=sizes,
-            restoring=frozenset(
-                t
-                for t in (held.active if held and roles else ())
-                if t in c.tasks and c.lag(pod, t) > 0
-            ),
+            restoring=restoring,
+            processing=frozenset(t for t, r in roles.items() if r == "active") - restoring,
         )
 
 

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import posixpath
 import re
 from collections.abc import Callable, Mapping
@@ -27,23 +26,12 @@ from typing import Any
 from kubernetes.utils import parse_quantity as _parse_quantity
 
 from segue.podenv import POD_ROOT_ENV as POD_ROOT  # where the runner shows a container its mounts
+from segue.stack.kubelet.image import BASE_ENV_ALLOWLIST
 
 Obj = dict[str, Any]
 # A ConfigMap's or Secret's data by name, None when the object does not exist.
 Lookup = Callable[[str], Mapping[str, bytes] | None]
 
-# Variables the runner passes from its own environment, as an image would set them.
-BASE_ENV_ALLOWLIST = (
-    "PATH",
-    "LANG",
-    "LC_ALL",
-    "TZ",
-    "VIRTUAL_ENV",
-    "PYTHONPATH",
-    "JAVA_HOME",
-    "SEGUE_CACHE",
-    "TMPDIR",
-)
 parse_quantity: Callable[[str], Decimal] = _parse_quantity
 _FIELD_KEY = re.compile(r"^metadata\.(labels|annotations)\['(.*)'\]$")
 
@@ -224,17 +212,6 @@ def container_env(
     for name, text in service.items():
         env.setdefault(name, text)
     return env
-
-
-def image_env(environ: Mapping[str, str], interpreter: str) -> dict[str, str]:
-    """The "image" every container starts from: the runner's own environment with the
-    directory of the Python that runs the runner first on ``PATH``, so a pod's
-    ``command: [segue, ...]`` finds this project's ``segue`` (as the image's ``PATH``
-    does) however the stack was started: ``.venv/bin/segue stack up`` with no venv
-    activated, ``make demo`` or pytest."""
-    own = os.path.dirname(interpreter)
-    rest = [d for d in environ.get("PATH", os.defpath).split(os.pathsep) if d and d != own]
-    return {**environ, "PATH": os.pathsep.join([own, *rest])}
 
 
 def process_env(

@@ -26,9 +26,10 @@ from segue.stack.kubelet.api import STRATEGIC_PATCH, Api
 from segue.stack.kubelet.claims import ClaimManager
 from segue.stack.kubelet.context import NodeContext
 from segue.stack.kubelet.events import EventRecorder
+from segue.stack.kubelet.image import image_env
 from segue.stack.kubelet.logs import KubeletLogServer
 from segue.stack.kubelet.node import capacity, register_node
-from segue.stack.kubelet.podspec import image_env, instance_name
+from segue.stack.kubelet.podspec import instance_name
 from segue.stack.kubelet.supervisor import PodSupervisor
 from segue.stack.kubelet.watch import Watcher
 

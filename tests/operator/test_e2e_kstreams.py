@@ -23,6 +23,7 @@ from kubernetes import client
 
 from segue.operator.kstreams.answer import SETTLED_PROBE
 from segue.operator.reconcile import NO_AGENT
+from segue.operator.scaling.group_wait import GROUP_WAITING
 from segue.protocol.kstreams import (
     CLIENT_SUPPLIER_CLASS,
     TASK_ASSIGNOR_CLASS,
@@ -77,10 +78,17 @@ def ks_operator(
 
 
 def wordcount(
-    kafka: Any, tmp_path: Path, classpath: str, *, replicas: int = 2, **extra: str
+    kafka: Any,
+    tmp_path: Path,
+    classpath: str,
+    *,
+    replicas: int = 2,
+    session_timeout_ms: int | None = 10000,
+    **extra: str,
 ) -> tuple[dict[str, Any], str, str]:
     """The example app's StreamApp (its ``streams.properties`` plus ``extra`` entries,
-    dots spelt as underscores), its input and output topics."""
+    dots spelt as underscores), its input and output topics. ``session_timeout_ms``:
+    within it a killed instance leaves the group; None leaves Kafka's default (45 s)."""
     tag = uuid.uuid4().hex[:6]
     app_id, source, output = f"kwc-{tag}", f"text-{tag}", f"counts-{tag}"
     create_topics(kafka.bootstrap_servers, {source: PARTITIONS, output: PARTITIONS})
@@ -100,7 +108,7 @@ def wordcount(
                 "statestore.cache.max.bytes=0",  # every count is written: 1..n per word
                 "replication.factor=1",
                 "num.standby.replicas=0",
-                "session.timeout.ms=10000",  # a killed instance leaves the group within 10 s
+                *([f"session.timeout.ms={session_timeout_ms}"] if session_timeout_ms else []),
                 f"task.assignor.class={TASK_ASSIGNOR_CLASS}",
                 # the group rebalances when the operator asks (docs/kafka-streams.md)
                 f"default.client.supplier={CLIENT_SUPPLIER_CLASS}",
@@ -218,6 +226,7 @@ def test_a_kafka_streams_app_scales_2_3_6_3_survives_a_killed_pod_and_counts_exa
         status = apps.pods("kwc")["kwc-1"].status.container_statuses[0]
         os.killpg(int(status.container_id.removeprefix("segue://")), signal.SIGKILL)
         killed = time.monotonic()
+        wait_for("the status saying the group waits", lambda: waits_for(apps, "kwc-1"), 10, why)
         wait_for("kwc-1 restarted", lambda: restarts(apps, "kwc-1") >= 1, 60, why)
         wait_for("a rebalance Segue answered", lambda: answered(3, before_kill), 120, why)
         wait_for("3 pods balanced", lambda: apps.balanced("kwc", 3), 300, why)
@@ -247,6 +256,22 @@ def test_a_kafka_streams_app_scales_2_3_6_3_survives_a_killed_pod_and_counts_exa
     steps.append(f"{counted(ks_operator, 'rejoin_asks')} rebalances asked")
     REPORT.append("2" + ", ".join(steps))
     print(REPORT[-1])
+
+
+def waits_for(apps: Apps, pod: str) -> bool:
+    """The status says the group waits after ``pod``'s instance was killed: its member
+    until its session ends (no running pod claims it), or the rebalance its return
+    started, and does not call the app balanced meanwhile."""
+    scaling, balanced = apps.condition("kwc", "Scaling"), apps.condition("kwc", "Balanced")
+    said = scaling.message if scaling is not None else ""
+    return (
+        scaling is not None
+        and scaling.status == "True"
+        and (f"(pod {pod})" in said or "the group has been in a rebalance" in said)
+        and (scaling.reason == GROUP_WAITING or "; the group " in said)
+        and balanced is not None
+        and balanced.status == "False"
+    )
 
 
 def autoscaling(operator: OperatorProcess, which: str) -> float:

@@ -61,3 +61,22 @@ def test_a_pod_never_read_gets_a_short_first_timeout_and_one_read_before_the_ful
         assert slow == first
         delay[0] = 4.0  # beyond the full timeout: the last good page stands in
         assert pages.read("team", port, {"wc-2": pod("wc-2")}, now=103.0) == first
+
+
+def test_a_last_page_stands_in_only_for_the_process_that_runs_now() -> None:
+    """A killed JVM's page named consumers that are gone: once its pod is not ready or its
+    container restarted, the last page no longer stands in (it hid that the group waits
+    for the killed member until its session ends)."""
+    from dataclasses import replace
+
+    delay = [0.0]
+    with agent(delay) as port, ThreadPoolExecutor(2) as pool:
+        pages = AgentPages(pool, timeout=0.5)
+        first = pages.read("team", port, {"wc-2": pod("wc-2")}, now=100.0)
+        assert first["wc-2"].consumers == ("wc-a-StreamThread-1-consumer",)
+        delay[0] = 1.0  # the page fails from now on
+        assert pages.read("team", port, {"wc-2": pod("wc-2")}, now=101.0) == first
+        unready = replace(pod("wc-2"), ready=False)
+        assert pages.read("team", port, {"wc-2": unready}, now=102.0) == {}
+        restarted = replace(pod("wc-2"), restarts=1)
+        assert pages.read("team", port, {"wc-2": restarted}, now=103.0) == {}

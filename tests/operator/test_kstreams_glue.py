@@ -31,7 +31,6 @@ from segue.operator.metrics import OperatorMetrics
 from segue.operator.observe.agent import AgentReport, parse_agent_metrics
 from segue.operator.observe.pods import PodState
 from segue.operator.scaling import Published, Roles, World, decide
-from segue.operator.scaling.expect import expected
 from segue.operator.scaling.model import Handover, Held, Memory, Plan, Policy, Progress
 from segue.protocol import decode
 from segue.protocol.kstreams import Applied, GroupReport, KafkaStreamsAnswer, topology_of
@@ -223,6 +222,30 @@ def test_a_generation_decided_while_the_group_runs_an_answered_one_asks_it_to_re
     ):
         plan = replace(decide(w), publish=same)
         assert not rejoin(running), same
+
+
+def test_a_generation_whose_step_deletes_a_member_s_pod_asks_the_group_to_rejoin() -> None:
+    """A departing pod's consumers leave the group as they close (the client supplier),
+    which starts a rebalance the others learn of only at their next heartbeat, every member
+    that rejoined first committing nothing meanwhile: the answer asks them all to rejoin
+    at once, even with a follow-up due soon. A pod gone without closing (a kill, its
+    member dropped as expired, its pod not deleted) is not asked for."""
+    w = world(PUBLISHED, Applied(report=REPORT.id, generation=4))
+    clients = {c.process_id: f"wc-{i}" for i, c in enumerate(REPORT.clients)}
+    soon = round((w.now + BUSY_PROBE / 2) * 1000)
+    running = KafkaStreamsAnswer(answers=REPORT.id, clients=clients, followup_at_ms=soon)
+    dropped = Published(5, {m: r for m, r in PUBLISHED.members.items() if m != "wc-2"})
+
+    def rejoin(deleted: tuple[str, ...]) -> bool:
+        plan = replace(decide(w), publish=dropped, delete_pods=deleted)
+        out = answered(plan, w, Group(REPORT, None), running, clients)
+        answer = decode(out.document or b"").kafka_streams
+        assert answer is not None
+        return answer.rejoin
+
+    assert rejoin(("wc-2",))
+    assert not rejoin(())
+    assert not rejoin(("wc-9",))  # not a member of the group
 
 
 def test_an_ask_is_counted_and_said_and_only_an_awaited_answer_is_timed(caplog) -> None:
@@ -532,29 +555,6 @@ def test_the_next_rebalance_comes_a_second_before_a_learner_is_expected_caught_u
     assert followup_delay(learning_plan(idle, going), idle) == BUSY_PROBE
     settled = replace(learning_plan(w, going), busy=False)
     assert followup_delay(settled, w) == SETTLED_PROBE
-
-
-def test_a_learner_waiting_for_its_members_other_restore_is_expected_after_it() -> None:
-    """A Kafka Streams instance restores one copy at a time: wc-2's second learner has no
-    rate while its first restores, and is expected after it at its rate
-    (``segue.operator.scaling.expect``, for the handover's take-along rule). The group's
-    follow-up still comes within the busy probe: a rate taken on a small first drop
-    once put it 11.4 s off."""
-    two = Published(5, {**PUBLISHED.members, "wc-2": Roles(learning=("1_1", "1_2"))})
-    w = replace(world(two, Applied(report=REPORT.id, generation=5)), policy=Policy(
-        acceptable_recovery_lag=100
-    ))  # fmt: skip
-    now = w.now
-    going = Progress("wc-2", 6_100, now, 12_100, now - 6)  # 1,000/s, done in 6.1 s
-    waiting = Progress("wc-2", 12_100, now, 12_100, now)  # not begun: no rate of its own
-    expected_at = expected({"1_1": going, "1_2": waiting}, "1_2", 100, now)
-    assert expected_at == pytest.approx(6.1 + 12.0)  # the first done, then its own at 1,000/s
-    assert expected({"1_2": waiting}, "1_2", 100, now) is None  # alone: nothing to go by
-    elsewhere = {"1_1": replace(going, member="wc-1"), "1_2": waiting}
-    assert expected(elsewhere, "1_2", 100, now) is None  # another member's rate: not its
-    held = Held(moves={"1_1": "wc-2", "1_2": "wc-2"}, progress={"1_1": going, "1_2": waiting})
-    plan = replace(learning_plan(w, going), memory=Memory(held=held))
-    assert followup_delay(plan, w) == BUSY_PROBE
 
 
 def test_a_learners_progress_keeps_where_it_started_across_looks() -> None:

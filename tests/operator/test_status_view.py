@@ -141,13 +141,64 @@ def test_pods_take_counts_from_metrics_when_read_and_from_the_status_otherwise()
     assert (rows["wc-2"].active, rows["wc-2"].learning, rows["wc-2"].max_lag) == (1, 1, 900)
     assert rows["wc-2"].tasks == {"0_0": "active", "0_1": "learning"}
     assert rows["wc-2"].metrics_error is None
-    assert (rows["wc-0"].role, rows["wc-0"].active) == ("member", 4)
+    assert rows["wc-2"].counts_from == "metrics"
+    assert (rows["wc-0"].role, rows["wc-0"].active, rows["wc-0"].counts_from) == (
+        "member", 4, "status",
+    )  # fmt: skip
     assert rows["wc-0"].metrics_error == "pod proxy: HTTP 400 address not allowed"
     assert rows["wc-1"].metrics_error == "not read"
     assert (rows["wc-3"].role, rows["wc-3"].ready, rows["wc-3"].metrics_error) == (
         "joining", False, "no pod",
     )  # fmt: skip
     assert shown.pods_ready == 2
+
+
+AGENT_PAGE = """
+segue_kstreams_consumer_client{client_id="wordcount-1a2b-StreamThread-1-consumer"} 1
+segue_kstreams_restore_lag{topic="wordcount-counts-changelog",partition="3"} 250
+segue_kstreams_fallbacks_total 0
+"""
+
+
+def test_a_kafka_streams_pods_counts_are_the_status_since_its_agent_names_no_task() -> None:
+    """A Kafka Streams pod serves the plugin's agent page, not the worker's task families:
+    read, it says nothing of the pod's tasks, so the row's counts (and the learners) are
+    the status's, and the row says so."""
+    members = [
+        {**member("wordcount-0", "member", 4), "standby": 1},
+        member("wordcount-1", "member", 4),
+        {**member("wordcount-2", "joining", 4, learning=1), "maxLag": 250},
+    ]
+    progress = {"member": "wordcount-2", "lag": 250, "since": "2026-09-21T12:00:00Z"}
+    status = {
+        "phase": "Scaling", "assignmentGeneration": 3, "members": members,
+        "scaling": {"held": {"moves": {"1_3": "wordcount-2"}, "progress": {"1_3": progress}}},
+    }  # fmt: skip
+    obj = {"spec": {"replicas": 3, "runtime": "kafka-streams"}, "status": status}
+    pods = [Pod(f"wordcount-{i}", True, False) for i in range(3)]
+    agent = parse_worker_metrics(AGENT_PAGE)
+    reports: dict[str, WorkerReport | str] = {"wordcount-0": agent, "wordcount-1": agent}
+    reports["wordcount-2"] = "pod proxy: HTTP 503 unavailable"
+    shown = screen(Read("wordcount", "shop", obj, pods, [], reports), Rates(), T0)
+    rows = {p.name: (p.active, p.standby, p.learning, p.max_lag) for p in shown.pods}
+    assert rows == {
+        "wordcount-0": (4, 1, 0, None),
+        "wordcount-1": (4, 0, 0, None),
+        "wordcount-2": (4, 0, 1, 250),
+    }
+    assert [(p.metrics_error, p.counts_from, p.tasks) for p in shown.pods[:2]] == [
+        (None, "status", {}),
+        (None, "status", {}),
+    ]
+    assert shown.pods[2].metrics_error == "pod proxy: HTTP 503 unavailable"
+    (learner,) = shown.learners
+    assert (learner.task, learner.member, learner.lag, learner.source) == (
+        "1_3", "wordcount-2", 250, "status",
+    )  # fmt: skip
+    line = next(x for x in render(shown).splitlines() if x.startswith("wordcount-0 "))
+    assert line.split() == [
+        "wordcount-0", "member", "yes", "4", "1", "0", "-", "read;", "counts", "from", "status",
+    ]  # fmt: skip
 
 
 def test_handovers_in_flight_then_those_the_latest_event_names() -> None:
@@ -180,7 +231,7 @@ def test_the_json_document_has_a_stable_shape() -> None:
     }  # fmt: skip
     assert set(doc["pods"][0]) == {
         "name", "role", "ready", "deleting", "active", "standby", "learning", "max_lag",
-        "tasks", "errors", "metrics_error",
+        "tasks", "errors", "metrics_error", "counts_from",
     }  # fmt: skip
     assert set(doc["learners"][0]) == {
         "task", "member", "lag", "restored", "end", "rate", "eta_seconds", "source",

@@ -34,6 +34,7 @@ class SimPod:
     faults: dict[str, TaskFault] = field(default_factory=dict)  # tasks it cannot run
     template: str = ""  # the template hash it was built from
     late: int = 0  # steps it takes to come up beyond the first (a pod that starts slowly)
+    starting: set[str] = field(default_factory=set)  # actives it holds, waiting to fence
 
 
 @dataclass
@@ -109,6 +110,14 @@ class Sim:
                 for t, r in roles.items()
                 if r == "active" and pod.restored.get(t, 0) < self.changelog_end
             ),
+            processing=frozenset(
+                t
+                for t, r in roles.items()
+                if r == "active"
+                and pod.restored.get(t, 0) >= self.changelog_end
+                and t not in pod.faults
+                and t not in pod.starting
+            ),
             template_hash=pod.template,
         )
 
@@ -154,11 +163,15 @@ class Sim:
                     pod.restored.setdefault(t, 0)
 
     def run(self, steps: int = 60) -> Plan:
-        """Step until nothing is in flight (or ``steps`` runs out); the last plan."""
+        """Step until nothing is in flight and every placed task runs (or ``steps`` runs
+        out); the last plan. A placed task that starts outside a handover leaves the plan
+        idle but the phase ``Scaling``: a worker's readiness turns once its actives run,
+        and the pod watch wakes the operator for the look that says so."""
         plan = self.step()
         for _ in range(steps):
             if (
                 not plan.busy
+                and plan.assessment.phase != "Scaling"
                 and plan.publish is None
                 and not plan.create_pods
                 and not (plan.delete_pods)

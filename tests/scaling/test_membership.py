@@ -7,7 +7,8 @@ from dataclasses import replace
 import pytest
 
 from segue import protocol
-from segue.operator.scaling import Published, Roles, from_document, to_document
+from segue.operator.scaling import Plan, Published, Roles, from_document, to_document
+from segue.operator.scaling.events import expiry
 from segue.protocol import DocumentError, Expansion
 
 from .sim import Sim
@@ -40,18 +41,66 @@ def test_a_member_away_past_the_registration_timeout_loses_its_tasks() -> None:
         plan = sim.step()
         assert {t for t, m in sim.owners().items() if m == "wc-1"} == lost
         sim.pods["wc-1"].alive = False
+    assert _degraded(plan) == (
+        "wc-1 is away; its tasks wait for it up to registrationTimeoutSeconds=5s, "
+        "then go to the other members"
+    )
     for _ in range(4):
         plan = sim.step()
         sim.pods["wc-1"].alive = False
     one_owner_each(sim.published)
     assert not {t for t, m in sim.owners().items() if m == "wc-1"}
-    assert sim.events("MemberExpired")
+    assert sim.events("MemberExpired") == [
+        "wc-1 has been away for 5 s, past registrationTimeoutSeconds=5s: "
+        "its tasks are reassigned (caught-up standbys first)"
+    ]
+    assert _degraded(plan) == (  # said after the expiry: no longer "wait for it"
+        "wc-1 is away past registrationTimeoutSeconds=5s: its tasks go to the other "
+        "members, and it rejoins when its pod reports again"
+    )
     assert sim.published is not None
     assert sim.published.members["wc-1"] == Roles()
     assert plan.assessment.phase == "Degraded"
     sim.step()  # it answers again: it rejoins and the tasks balance back
     sim.run()
     assert {m for m in sim.owners().values()} == {"wc-0", "wc-1", "wc-2"}
+
+
+def test_with_no_registration_timeout_an_absent_members_tasks_go_at_once() -> None:
+    """Kafka Streams apps take registrationTimeoutSeconds as 0: the words say the tasks
+    move now, not that they wait for a timeout of 0, and carry no raw time."""
+    sim = Sim(replicas=3).with_policy(registration_timeout=0.0)
+    sim.run()
+    sim.pods["wc-1"].alive = False
+    plan = sim.step()
+    assert not {t for t, m in sim.owners().items() if m == "wc-1"}
+    assert sim.events("MemberExpired") == [
+        "wc-1 is away; with registrationTimeoutSeconds=0 its tasks go to the other members "
+        "at once (caught-up standbys first)"
+    ]
+    message = (
+        "wc-1 is away; with registrationTimeoutSeconds=0 its tasks go to the other members "
+        "at once, and it rejoins when its pod reports again"
+    )
+    assert _degraded(plan) == message
+    sim.pods["wc-1"].alive = False
+    plan = sim.step()  # a look later: the same words, so no second Warning
+    assert _degraded(plan) == message
+    assert [e.message for e in plan.events if e.reason == "MemberAbsent"] == []
+
+
+def test_an_expiry_says_how_long_the_member_was_away_in_seconds() -> None:
+    assert expiry("wc-1", 12.4, 10.0) == (
+        "wc-1 has been away for 12 s, past registrationTimeoutSeconds=10s: "
+        "its tasks are reassigned (caught-up standbys first)"
+    )
+    assert expiry("wc-1", 3.0, 0.0).startswith("wc-1 is away for 3 s; with ")
+
+
+def _degraded(plan: Plan) -> str:
+    degraded = plan.assessment.condition("Degraded")
+    assert (degraded.status, degraded.reason) == ("True", "MemberAbsent")
+    return degraded.message
 
 
 def test_sources_doubled_keep_the_task_count_and_publish_the_mapping() -> None:

@@ -1,7 +1,7 @@
 """The local stack's command-line pieces that need no running stack: ``segue stack
 demo``'s options with every flag left out (issue 23: ``--workdir`` left out crashed the
 show), the kubectl config ``segue stack up`` merges into and takes back out, and the
-"image" environment that lets a pod find this project's ``segue``."""
+"image" environment that lets a pod find this project's ``segue`` and its agent jar."""
 
 from __future__ import annotations
 
@@ -12,11 +12,14 @@ import pytest
 import yaml
 
 from segue.cli import build_parser
+from segue.operator.settings import KSTREAMS_AGENT_JAR_ENV
 from segue.stack import KafkaCluster, LocalStack, kubecontext
 from segue.stack.cli import demo_options
 from segue.stack.demo import steps
 from segue.stack.demo.show import Options
-from segue.stack.kubelet.podspec import image_env
+from segue.stack.kubelet.image import image_env
+from segue.stack.kubelet.podspec import process_env
+from segue.stack.paths import KSTREAMS_JAR
 
 
 def test_the_demo_with_no_flag_is_the_full_show() -> None:
@@ -128,3 +131,13 @@ def test_the_image_puts_this_python_first_on_the_path() -> None:
     assert env["PATH"] == "/venv/bin:/usr/bin:/bin"
     assert env["LANG"] == "C"
     assert image_env({}, "/v/bin/python")["PATH"].split(os.pathsep)[0] == "/v/bin"
+
+
+def test_the_image_names_the_agent_jar_make_builds_and_every_container_gets_it() -> None:
+    env = image_env({"PATH": "/bin"}, "/venv/bin/python")
+    assert env[KSTREAMS_AGENT_JAR_ENV] == str(KSTREAMS_JAR)
+    assert KSTREAMS_JAR.parent.parent == Path(__file__).resolve().parents[2] / "kstreams"
+    mine = image_env({KSTREAMS_AGENT_JAR_ENV: "/mine.jar"}, "/venv/bin/python")
+    assert mine[KSTREAMS_AGENT_JAR_ENV] == "/mine.jar"  # the runner's own wins
+    seen = process_env(env, {}, pod_root=Path("/r"), home=Path("/h"), hostname="p-0")
+    assert seen[KSTREAMS_AGENT_JAR_ENV] == str(KSTREAMS_JAR)

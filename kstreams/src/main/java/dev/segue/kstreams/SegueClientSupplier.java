@@ -11,17 +11,19 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.streams.KafkaClientSupplier;
 
 /**
- * The app's Kafka clients as Kafka Streams makes them by default, with two additions: each
+ * The app's Kafka clients as Kafka Streams makes them by default, with three additions: each
  * stream thread's main consumer rejoins its group when the operator asks ({@link
  * Rejoins}), so that a decision taken while the group is settled (a scale-down, a learner
  * caught up sooner than expected) is taken up at once instead of at the next follow-up
- * rebalance; and an exactly-once producer gets its producer id when it is made, not in the
- * pause of a new instance's first handover ({@link EarlyInit}). Optional, the app's second
- * config line:
+ * rebalance; it leaves its group when it is closed ({@link Leaving}), so that no rebalance
+ * waits out the session of an instance whose pod went away; and an exactly-once producer
+ * gets its producer id when it is made, not in the pause of a new instance's first handover
+ * ({@link EarlyInit}). The app's second config line:
  * {@code default.client.supplier=dev.segue.kstreams.SegueClientSupplier}. Public APIs
  * only ({@link KafkaClientSupplier}, {@link Consumer#enforceRebalance(String)}, {@link
- * Producer#initTransactions()}); the clients are wrapped through their interfaces, so one
- * class serves every Kafka Streams version the plugin supports.
+ * Producer#initTransactions()}, {@link Admin#removeMembersFromConsumerGroup}); the clients
+ * are wrapped through their interfaces, so one class serves every Kafka Streams version the
+ * plugin supports.
  */
 public final class SegueClientSupplier implements KafkaClientSupplier {
   @Override
@@ -38,7 +40,9 @@ public final class SegueClientSupplier implements KafkaClientSupplier {
   @Override
   public Consumer<byte[], byte[]> getConsumer(Map<String, Object> config) {
     DocumentWatch.startOnce(System.getenv());
-    return Rejoins.rejoining(plain(config), Rejoins::asked);
+    Map<String, Object> leaving = Leaving.leavingConfig(config);
+    return Rejoins.rejoining(
+        Leaving.leaving(plain(leaving), leaving, Leaving.admin(leaving)), Rejoins::asked);
   }
 
   @Override
