@@ -7,11 +7,20 @@ every step.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
+from typing import Final
 
 from .model import Condition, Event, Published, Roles, World
 
 LISTED = 8  # items named in one event message before "and N more"
+# One handover in a TaskHandedOver message: task, old owner, new owner, and the new
+# owner's copy's lag when it was decided (stateful tasks); ``segue status`` parses it
+HANDOVER_PAIR: Final = re.compile(r"^(\S+) (\S+) -> (\S+)(?: \(([\d,]+) behind\))?$")
+
+
+def handover_pair(task: str, old: str, new: str, lag: int | None) -> str:
+    return f"{task} {old} -> {new}" + (f" ({lag:,} behind)" if lag is not None else "")
 
 
 def membership_events(
@@ -84,11 +93,7 @@ def publish_events(
         )
     if moved:
         behind = lags or {}
-        pairs = [
-            f"{t} {a} -> {b}"
-            + (f" ({lag:,} behind)" if (lag := behind.get(b, {}).get(t)) is not None else "")
-            for t, a, b in moved
-        ]
+        pairs = [handover_pair(t, a, b, behind.get(b, {}).get(t)) for t, a, b in moved]
         events.append(
             Event("Normal", "TaskHandedOver", f"generation {after.generation}: {_listed(pairs)}")
         )

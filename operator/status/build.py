@@ -27,6 +27,7 @@ from segue.operator.api.status import (
     from_timestamp,
 )
 from segue.operator.observe.scrape import WorkerReport
+from segue.operator.scaling.events import HANDOVER_PAIR
 from segue.operator.scaling.hold import STALL_SECONDS
 from segue.operator.scaling.model import Progress
 
@@ -36,7 +37,6 @@ from .waiting import waiting
 
 RECENT_EVENTS = 6
 HANDED_OVER = "TaskHandedOver"
-_PAIR = re.compile(r"^(\S+) (\S+) -> (\S+)$")
 
 
 @dataclass(frozen=True)
@@ -199,9 +199,9 @@ def handovers(status: StreamAppStatus, events: Sequence[EventRow]) -> list[Hando
             continue
         _, _, listed = event.message.partition(": ")
         for item in re.sub(r" and \d+ more$", "", listed).split(", "):
-            found = _PAIR.match(item.strip())
+            found = HANDOVER_PAIR.match(item.strip())
             if found:
-                task, old, new = found.groups()
+                task, old, new, _ = found.groups()
                 rows.append(HandoverRow(task, new, old, "done", event.last))
     return rows
 

@@ -88,7 +88,7 @@ STATUS: dict[str, Any] = {
         },
     },
 }
-HANDED = "generation 7: 0_4 wc-0 -> wc-2, 0_5 wc-1 -> wc-3 and 3 more"
+HANDED = "generation 7: 0_4 wc-0 -> wc-2, 1_5 wc-1 -> wc-3 (1,200 behind) and 3 more"
 EVENTS = [
     EventRow("Normal", "LearnersAssigned", "generation 6: wc-2 learns 0_1", 1, "2026-09-21T11:59"),
     EventRow("Normal", "TaskHandedOver", HANDED, 2, "2026-09-21T12:00:01Z"),
@@ -207,7 +207,7 @@ def test_handovers_in_flight_then_those_the_latest_event_names() -> None:
     assert [(h.task, h.from_, h.to, h.state) for h in rows] == [
         ("0_5", None, "wc-3", "in-flight"),
         ("0_4", "wc-0", "wc-2", "done"),
-        ("0_5", "wc-1", "wc-3", "done"),
+        ("1_5", "wc-1", "wc-3", "done"),  # a stateful task's lag said after it
     ]
 
 
