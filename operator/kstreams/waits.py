@@ -20,7 +20,7 @@ from typing import Final
 
 from segue.operator.observe import KafkaObserveError, KafkaView
 from segue.operator.observe.agent import AgentReport
-from segue.operator.observe.consumer_group import STABLE, GroupMembers, describe_group
+from segue.operator.observe.consumer_group import SETTLED, GroupMembers, describe_group
 from segue.operator.scaling.group_wait import GoneMember, GroupWait
 
 log = logging.getLogger("segue.operator.observe")
@@ -47,7 +47,7 @@ class WaitClock:
         }
         unclaimed = sorted(c for c in in_group if c not in claims)
         self.unclaimed_since = {c: self.unclaimed_since.get(c, now) for c in unclaimed}
-        if members.state == STABLE:
+        if members.state in SETTLED:
             self.rebalancing_since = None
         elif self.rebalancing_since is None:
             self.rebalancing_since = now

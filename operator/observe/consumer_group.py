@@ -24,6 +24,9 @@ STATES = {
     ConsumerGroupState.DEAD: "Dead",
 }
 STABLE = "Stable"
+# states in which the group waits for nobody: settled, or no member at all (a suspended
+# app, every pod restarting)
+SETTLED = frozenset({STABLE, "Empty", "Dead"})
 
 
 @dataclass(frozen=True)

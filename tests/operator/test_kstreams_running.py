@@ -4,20 +4,17 @@ no longer read by the new owner's restore consumer (``observe_pods``)."""
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
+from dataclasses import replace
 
 from segue.operator.kstreams.answer import BUSY_PROBE, SETTLED_PROBE, followup_delay
 from segue.operator.kstreams.group import Group
 from segue.operator.kstreams.pods import observe_pods
 from segue.operator.observe.agent import AgentReport
-from segue.operator.observe.pods import PodState
-from segue.operator.scaling import Handover, Memory, Policy, Published, Roles, World, decide
-from segue.protocol.kstreams import Applied, GroupReport, topology_of
+from segue.operator.scaling import Handover, Memory, Published, Roles, World, decide
+from segue.protocol.kstreams import Applied
+from tests.operator.test_kstreams_glue import ENDS, REPORT, state
+from tests.operator.test_kstreams_glue import world as glue_world
 
-FIXTURES = Path(__file__).resolve().parents[1] / "contracts" / "kstreams"
-REPORT = GroupReport.model_validate(json.loads((FIXTURES / "report.json").read_text()))
-ENDS = {("wc-counts-changelog", p): 1000 for p in range(3)}
 CONSUMERS = {"wc-0": "wc-a", "wc-1": "wc-b", "wc-2": "wc-c"}
 # 1_1 handed over from wc-0 to wc-2, its learner there (the report's standby)
 HANDED = Published(
@@ -39,21 +36,11 @@ def agents(restoring: dict[tuple[str, int], int]) -> dict[str, AgentReport]:
 
 
 def world(applied: int, restoring: dict[tuple[str, int], int]) -> World:
-    states = {
-        n: PodState(n, "Running", "10.0.0.1", True, False, 0, f"u-{n}", 0.0) for n in CONSUMERS
-    }
+    """The glue tests' world, with wc-2's restore consumer reading ``restoring``."""
     group = Group(REPORT, Applied(report=REPORT.id, generation=applied))
-    return World(
-        now=1_000.0,
-        app="wc",
-        application_id="wc",
-        replicas=3,
-        policy=Policy(),
-        subtopologies=topology_of(REPORT).subtopologies,
-        partitions={"text": 3, "wc-counts-repartition": 3, "wc-counts-changelog": 3},
-        end_offsets=ENDS,
-        published=HANDED,
-        pods=observe_pods(states, agents(restoring), group, HANDED, ENDS),
+    return replace(
+        glue_world(HANDED, Applied(report=REPORT.id, generation=applied)),
+        pods=observe_pods({n: state(n) for n in CONSUMERS}, agents(restoring), group, HANDED, ENDS),
         memory=Memory(handovers={"1_1": Handover("wc-2", 997.0)}),
     )
 

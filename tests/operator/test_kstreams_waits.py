@@ -73,3 +73,11 @@ def test_while_the_group_waits_the_app_is_not_settled_and_the_status_says_for_wh
     assert wait.message() in balanced.message
     assert plan.busy
     assert plan.assessment.phase != "Running"
+
+
+def test_a_group_with_no_member_waits_for_nobody() -> None:
+    """A suspended app's group (replicas 0) is Empty, not in a rebalance: never news."""
+    clock = WaitClock()
+    for t in (10.0, 20.0, 60.0):
+        assert not clock.look(GroupMembers("Empty", ()), {}, t).waiting
+    assert not clock.look(GroupMembers("Dead", ()), {}, 70.0).waiting
