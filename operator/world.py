@@ -21,7 +21,6 @@ from kubernetes.client import CoreV1Api
 from segue.operator.act.objects import template_hash
 from segue.operator.act.status_patch import conditions_from_status, memory_from_status
 from segue.operator.api import StreamApp
-from segue.operator.api.names import TEMPLATE_HASH_LABEL
 from segue.operator.autoscale import Sample, inputs
 from segue.operator.kstreams.agents import AgentPages
 from segue.operator.kstreams.answer import LEAD
@@ -40,11 +39,11 @@ from segue.operator.observe import (
 from segue.operator.observe.agent import AgentReport
 from segue.operator.observe.assignment import read_assignment
 from segue.operator.observe.credentials import KafkaCredentials, read_credentials
-from segue.operator.scaling import PodObs, Policy, TaskFault, World
+from segue.operator.observe.pod_obs import pod_obs
+from segue.operator.scaling import Policy, World
 from segue.operator.settings import OperatorSettings
 from segue.operator.stalls import TransactionWatch
 from segue.protocol.kstreams import KafkaStreamsAnswer, topology_of
-from segue.protocol.reports import TaskState
 from segue.protocol.topology import SubTopologyDescription, parse_topology
 
 log = logging.getLogger("segue.operator.observe")
@@ -85,6 +84,7 @@ def policy(app: StreamApp) -> Policy:
         # waits for its slowest member: a new JVM is given actives once it is warm
         warm_first=app.spec.runtime == "kafka-streams",
         learners_first=app.spec.runtime == "kafka-streams",
+        leave_hands_over=app.spec.runtime == "kafka-streams",
         handover_lead=LEAD if app.spec.runtime == "kafka-streams" else 0.0,
         retain_state=app.spec.state.retention == "Retain",
         max_unavailable=app.spec.rollout.max_unavailable,
@@ -289,25 +289,4 @@ def input_sample(observed: Observed) -> Sample | None:
         processed=processed,
         active=active,
         tasks=inputs.input_tasks(assigned, by_sub),
-    )
-
-
-def pod_obs(state: PodState, report: WorkerReport | None) -> PodObs:
-    states = report.states if report else {}  # an active processes once ``running``
-    return PodObs(
-        name=state.name,
-        running=state.phase == "Running",
-        terminating=state.terminating,
-        failed=state.phase in ("Failed", "Succeeded"),
-        ready=state.ready,
-        reporting=report is not None,
-        generation=report.generation if report else None,
-        roles=dict(report.roles) if report else {},
-        offsets=report.offsets() if report else {},
-        state_bytes=dict(report.state_bytes) if report else {},
-        changelog_bytes=dict(report.changelog_bytes) if report else {},
-        faults={t: TaskFault(*why) for t, why in report.task_errors.items()} if report else {},
-        restoring=frozenset(t for t, s in states.items() if s == TaskState.RESTORING),
-        processing=frozenset(t for t, s in states.items() if s == TaskState.RUNNING),
-        template_hash=state.labels.get(TEMPLATE_HASH_LABEL, ""),
     )

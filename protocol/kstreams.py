@@ -157,6 +157,10 @@ class KafkaStreamsAnswer(_Model):
     # Set on a generation decided while the group runs an earlier one and its next
     # rebalance is far: every member that has the plugin's client supplier rejoins at once
     rejoin: bool = False
+    # The pods this generation's step deletes (a departure, a restart onto a new template):
+    # their consumers leave the group as they close, and they do not rejoin on the ask, or
+    # Kafka Streams would hold their shutdown until that rebalance ended
+    leaving: list[str] = Field(default_factory=list)
 
 
 def answer_for(

@@ -26,6 +26,8 @@ from segue.stack.kubelet import PodRunner
 from segue.stack.localstack import NODE_NAME
 from segue.stack.paths import Binaries
 
+pytest_plugins = ["tests.timing"]  # the per-folder times at the end of every run
+
 settings.register_profile("ci", derandomize=True, deadline=None, print_blob=True)
 settings.register_profile("dev", deadline=None)
 settings.load_profile("ci" if os.environ.get("CI") == "true" else "dev")

@@ -15,9 +15,10 @@ remaining instances right after the scale-down settled. Sides:
   a killed pod's container is restarted by the pod runner.
 
 Per run: the longest gap between two advances of any input partition's committed offset
-(its source topic and its repartition topic: every task of both sub-topologies), from
-the scale request until ``--after`` seconds past settled; when it settled; and counts
-checked exact. Settled: Kafka Streams' every task active once, spread within one, every
+(its source topic and its repartition topic: every task of both sub-topologies), every
+gap that ends once every partition was seen committing (just before the scale request)
+until ``--after`` seconds past settled; when it settled; and counts checked exact, read
+while the app still runs. Settled: Kafka Streams' every task active once, spread within one, every
 instance running; Segue's ``Balanced`` with every pod ready. ::
 
     .venv/bin/python -m bench.kstreams.scale_down [--sides kstreams,plugin]
@@ -154,27 +155,30 @@ def run(side: Any, stack: Any, args: argparse.Namespace, name: str, case: Case) 
     progress.start()
     again = None
     try:
-        wait_for("every task committing", progress.all_moving, 300, side.diagnose)
-        asked = time.monotonic()
-        side.scale(case.after)
-        wait_for(f"{case.after} settled", lambda: side.settled(case.after), 600, side.diagnose)
-        settled = time.monotonic() - asked
-        if case.kill:
-            killed = time.monotonic()
-            side.kill()
-            time.sleep(2)  # the kill is seen before "settled" is asked again
-            wait_for("settled again", lambda: side.settled(case.after), 600, side.diagnose)
-            again = time.monotonic() - killed
-        time.sleep(args.after)
-        # a partition that stopped is measured to where it committed again
-        wait_for("every task committing again", progress.all_moving, 300, side.diagnose)
-        gap, where = progress.longest_stall()
+        try:
+            wait_for("every task committing", progress.all_moving, 300, side.diagnose)
+            asked = time.monotonic()
+            side.scale(case.after)
+            wait_for(f"{case.after} settled", lambda: side.settled(case.after), 600, side.diagnose)
+            settled = time.monotonic() - asked
+            if case.kill:
+                killed = time.monotonic()
+                side.kill()
+                time.sleep(2)  # the kill is seen before "settled" is asked again
+                wait_for("settled again", lambda: side.settled(case.after), 600, side.diagnose)
+                again = time.monotonic() - killed
+            time.sleep(args.after)
+            # a partition that stopped is measured to where it committed again
+            wait_for("every task committing again", progress.all_moving, 300, side.diagnose)
+            gap, where = progress.longest_stall()
+        finally:
+            sent = merge(sent, producer.stop())
+            progress.stop()
+        total = sum(sent.values())
+        # read while the side runs: its stop would cut off the input's last lines
+        records = read_committed(bootstrap, side.output, lambda r: len(r) >= total, 300)
     finally:
-        sent = merge(sent, producer.stop())
-        progress.stop()
         side.stop()
-    total = sum(sent.values())
-    records = read_committed(bootstrap, side.output, lambda r: len(r) >= total, 300)
     exact_counts(records, sent)
     return Result(name, case, gap, where, settled, again)
 

@@ -3,11 +3,16 @@
 observe → decide → act (docs/architecture.md). Each module asks one source and
 returns frozen dataclasses or plain dicts that the pure decision core consumes:
 
-- ``metrics``: a worker's ``/metrics`` page → :class:`WorkerReport` (generation,
+- ``scrape``: a worker's ``/metrics`` page → :class:`WorkerReport` (generation,
   roles, restored and checkpointed store offsets, ...), per docs/protocol.md;
+- ``agent``: a Kafka Streams pod's agent page → :class:`~.agent.AgentReport`;
 - ``kafka``: :class:`KafkaView`, topic partition counts and read_committed end
-  offsets (the last stable offsets) through one AdminClient;
+  offsets (the last stable offsets) through one AdminClient, its cluster metadata
+  shared by every app (``metadata``), keyed by the app's credentials (``credentials``);
+- ``consumer_group``: who is in a consumer group now (DescribeConsumerGroups);
 - ``pods``: one pod, as the API server or a watch gives it → :class:`PodState`;
+  ``pod_obs``: a pod and its scrape → what the decision core sees of it;
+- ``assignment``: the published assignment, as its ConfigMap holds it;
 - ``topology``: a worker's ``/topology`` document (the protocol parses it).
 
 Failures are exceptions naming what failed (:class:`ScrapeError`,

@@ -200,14 +200,22 @@ def _gone(world: World, member: str) -> bool:
 def _departures(
     world: World, roster: Roster, placed: dict[str, Roles], forced: list[str]
 ) -> list[str]:
-    """Leaving members that can go: forced ones, and those whose handovers have applied.
-    Not later: a Kafka Streams pod deleted once its moved tasks ran elsewhere left the
-    group in a rebalance of its own, which paused those tasks again before their first
-    commits (docs/benchmarks.md, "Scale-downs with Kafka Streams' defaults")."""
+    """Leaving members that can go: forced ones, and those whose handovers have applied,
+    or under ``Policy.leave_hands_over`` are decided now. A Kafka Streams instance hands
+    its tasks over by leaving: it commits and closes them, leaves the group, and the
+    rebalance its leave starts gives them to their new owners. Deleted only once the
+    group had taken the handover up, its leave made a rebalance of its own: a revoking
+    one, the one that placed the tasks, then the leave's, every member pausing in each,
+    and an ask to rejoin published while the second ran was lost on the members it
+    reached before that one ended (docs/benchmarks.md, "Scale-downs with Kafka Streams'
+    defaults")."""
     published = world.published
     out = list(forced)
     for m in roster.leaving:
         if m in forced or placed.get(m, Roles()).active or published is None:
+            continue
+        if world.policy.leave_hands_over:
+            out.append(m)
             continue
         pod = world.pods.get(m)
         was = published.members.get(m)

@@ -14,6 +14,7 @@ from typing import Final
 from .model import Condition, Event, Published, Roles, World
 
 LISTED = 8  # items named in one event message before "and N more"
+HANDED_OVER: Final = "TaskHandedOver"  # the event's reason; ``segue status`` reads it
 # One handover in a TaskHandedOver message: task, old owner, new owner, and the new
 # owner's copy's lag when it was decided (stateful tasks); ``segue status`` parses it
 HANDOVER_PAIR: Final = re.compile(r"^(\S+) (\S+) -> (\S+)(?: \(([\d,]+) behind\))?$")
@@ -95,7 +96,7 @@ def publish_events(
         behind = lags or {}
         pairs = [handover_pair(t, a, b, behind.get(b, {}).get(t)) for t, a, b in moved]
         events.append(
-            Event("Normal", "TaskHandedOver", f"generation {after.generation}: {_listed(pairs)}")
+            Event("Normal", HANDED_OVER, f"generation {after.generation}: {_listed(pairs)}")
         )
     events.append(
         Event(

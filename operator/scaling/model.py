@@ -48,6 +48,11 @@ class Policy:
     # A member's new standbys wait until its learners are handed over (:mod:`.promotion`);
     # set for Kafka Streams apps, which restore a member's copies one at a time
     learners_first: bool = False
+    # A leaving member departs (its pod deleted) in the step its last active task is
+    # handed over, not once it applied that generation (:func:`.core._departures`): its
+    # instance hands the tasks over by leaving the group, in one rebalance; set for Kafka
+    # Streams apps, whose leavers close cleanly (committed) before they leave
+    leave_hands_over: bool = False
     retain_state: bool = False
     max_unavailable: int = 1  # spec.rollout: pods restarting onto a new template at once
 

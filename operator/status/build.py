@@ -27,7 +27,7 @@ from segue.operator.api.status import (
     from_timestamp,
 )
 from segue.operator.observe.scrape import WorkerReport
-from segue.operator.scaling.events import HANDOVER_PAIR
+from segue.operator.scaling.events import HANDED_OVER, HANDOVER_PAIR
 from segue.operator.scaling.hold import STALL_SECONDS
 from segue.operator.scaling.model import Progress
 
@@ -36,7 +36,6 @@ from .progress import Rates, eta
 from .waiting import waiting
 
 RECENT_EVENTS = 6
-HANDED_OVER = "TaskHandedOver"
 
 
 @dataclass(frozen=True)

@@ -111,8 +111,8 @@ class FaultRun:
         return flowing
 
     def assert_no_stall(self, bound: float = RESUME_BOUND) -> float:
-        """No task stood still (committed nothing) for ``bound`` s at any time while
-        watched; the longest stall."""
+        """No task stood still (committed nothing) for ``bound`` s at any time once
+        every task was seen moving (``Progress.longest_stall``); the longest stall."""
         stall, where = self.progress.longest_stall()
         assert stall < bound, f"{where} committed nothing for {stall:.1f}s"
         return stall

@@ -53,6 +53,9 @@ class Progress(threading.Thread):
         self.lock = threading.Lock()
         self.stopped = threading.Event()
         self.restarts = 0  # readers killed for going silent (or that died)
+        # when ``all_moving`` first held: stalls are measured from then on, not from the
+        # app's first commits after the watch began (its start is not a stall)
+        self.moving_since: float | None = None
 
     def run(self) -> None:
         # A reader process (``offsets_reader``): librdkafka hung or crashed in this
@@ -114,10 +117,13 @@ class Progress(threading.Thread):
     def all_moving(self) -> bool:
         """Every task has been committing steadily for the last ``STEADY_GAP`` s."""
         now = time.monotonic()
-        return all(
+        moving = all(
             t is not None and now - t >= STEADY_GAP
             for t in self.resumed(now - 4 * STEADY_GAP, now).values()
         )
+        if moving and self.moving_since is None:
+            self.moving_since = now
+        return moving
 
     def wait_resumed(self, since: float, bound: float, why: Any) -> float:
         """Seconds from ``since`` until every task commits steadily again; fails if
@@ -142,13 +148,16 @@ class Progress(threading.Thread):
 
     def longest_stall(self) -> tuple[float, str]:
         """The longest time any partition's committed offset stood still (between two
-        advances, or from its last advance to now), and which partition."""
+        advances, or from its last advance to now), and which partition: every stall
+        that ended after ``moving_since`` (whole), or, if every task was never seen
+        moving, every stall from the first sample on."""
         now, worst, which = time.monotonic(), 0.0, ""
         with self.lock:
             first = self.samples[0][0] if self.samples else now
+        since = first if self.moving_since is None else self.moving_since
         for p, times in self.advances().items():
             points = [first, *times, now]
-            gap = max((b - a for a, b in itertools.pairwise(points)), default=0.0)
+            gap = max((b - a for a, b in itertools.pairwise(points) if b > since), default=0.0)
             if gap > worst:
                 worst, which = gap, p
         return worst, which

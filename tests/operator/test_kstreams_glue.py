@@ -236,16 +236,20 @@ def test_a_generation_whose_step_deletes_a_member_s_pod_asks_the_group_to_rejoin
     running = KafkaStreamsAnswer(answers=REPORT.id, clients=clients, followup_at_ms=soon)
     dropped = Published(5, {m: r for m, r in PUBLISHED.members.items() if m != "wc-2"})
 
-    def rejoin(deleted: tuple[str, ...]) -> bool:
+    def answer(deleted: tuple[str, ...]) -> KafkaStreamsAnswer:
         plan = replace(decide(w), publish=dropped, delete_pods=deleted)
         out = answered(plan, w, Group(REPORT, None), running, clients)
-        answer = decode(out.document or b"").kafka_streams
-        assert answer is not None
-        return answer.rejoin
+        said = decode(out.document or b"").kafka_streams
+        assert said is not None
+        return said
 
-    assert rejoin(("wc-2",))
-    assert not rejoin(())
-    assert not rejoin(("wc-9",))  # not a member of the group
+    assert answer(("wc-2",)).rejoin
+    assert not answer(()).rejoin
+    assert not answer(("wc-9",)).rejoin  # not a member of the group
+    # the pod going away is named, so its plugin does not rejoin: Kafka Streams would
+    # hold its shutdown, and the rebalance, until that rebalance ended
+    assert answer(("wc-2",)).leaving == ["wc-2"]
+    assert answer(()).leaving == []
 
 
 def test_an_ask_is_counted_and_said_and_only_an_awaited_answer_is_timed(caplog) -> None:

@@ -1,10 +1,10 @@
-"""What the operator makes of one pod and its scrape (``segue.operator.world.pod_obs``)."""
+"""What the operator makes of one pod and its scrape (``segue.operator.observe.pod_obs``)."""
 
 from __future__ import annotations
 
+from segue.operator.observe.pod_obs import pod_obs
 from segue.operator.observe.pods import PodState
 from segue.operator.observe.scrape import WorkerReport
-from segue.operator.world import pod_obs
 
 
 def test_actives_the_worker_reports_restoring_are_marked_restoring() -> None:

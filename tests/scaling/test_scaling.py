@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from segue.operator.scaling import Published, decide
+from segue.operator.scaling import Published, Roles, decide
 
 from .sim import Sim
 
@@ -101,6 +101,41 @@ def test_scale_down_warms_up_hands_over_then_deletes() -> None:
     assert sim.events("ScaleDownStarted")
     assert sim.events("MemberLeft")
     assert not sim.events("ScaleDownTimeout")
+
+
+def test_a_leaver_that_hands_over_by_leaving_goes_in_the_step_of_its_handover() -> None:
+    """``Policy.leave_hands_over`` (Kafka Streams): the generation that moves a leaving
+    member's last active task elsewhere also drops it, and its pod goes in the same step:
+    its instance commits and closes the task and leaves, and the rebalance its leave
+    starts gives the task to its new owner. Without it, the pod goes a step later, once
+    it applied the generation that took its tasks."""
+
+    def handover_and_departure(policy: dict[str, bool]) -> tuple[int, int]:
+        """The steps at which the leaver's last active task moved, and its pod went."""
+        sim = Sim(replicas=3, rate=400).with_policy(**policy)
+        sim.run()
+        sim.replicas = 2
+        (leaver,) = sorted(sim.step().memory.leaving)
+        moved: int | None = None
+        for n in range(40):
+            plan = sim.step()
+            one_owner_each(sim.published)
+            assert sim.published is not None
+            if moved is None and not sim.published.members.get(leaver, Roles()).active:
+                moved = n
+            if leaver in plan.delete_pods:
+                assert leaver not in sim.published.members
+                assert moved is not None
+                assert not sim.run().busy
+                balanced(sim, 2)
+                assert sim.events("MemberLeft")
+                return moved, n
+        raise AssertionError(f"{leaver} never left")
+
+    moved, deleted = handover_and_departure({"leave_hands_over": True})
+    assert deleted == moved
+    moved, deleted = handover_and_departure({"leave_hands_over": False})
+    assert deleted == moved + 1
 
 
 def test_scale_down_timeout_forces_the_handover_and_deletes() -> None:

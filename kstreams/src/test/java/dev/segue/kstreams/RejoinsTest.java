@@ -64,6 +64,23 @@ class RejoinsTest {
   }
 
   @Test
+  void aPodTheDocumentNamesLeavingDoesNotRejoinTheOthersDo() throws Exception {
+    DocumentWatch leaver = new DocumentWatch("wc-2");
+    DocumentWatch stayer = new DocumentWatch("wc-0");
+    long base = Math.max(Rejoins.asked(), 0) + 2000;
+    leaver.seen(document(base, false));
+    stayer.seen(document(base, false));
+    ObjectNode leaving = (ObjectNode) Fixtures.json("answer.json");
+    leaving.put("generation", base + 1);
+    ((ObjectNode) leaving.path("kafka_streams")).put("rejoin", true);
+    ((ObjectNode) leaving.path("kafka_streams")).putArray("leaving").add("wc-2");
+    leaver.seen(gzipped(leaving));
+    assertTrue(Rejoins.asked() < base + 1);  // no ask from the leaver
+    stayer.seen(gzipped(leaving));
+    assertEquals(base + 1, Rejoins.asked());
+  }
+
+  @Test
   void aDocumentThatCannotBeReadIsPassedOverAndTheWatchGoesOn() throws Exception {
     DocumentWatch watch = new DocumentWatch();
     long base = Math.max(Rejoins.asked(), 0) + 1000;
@@ -77,6 +94,10 @@ class RejoinsTest {
     ObjectNode document = (ObjectNode) Fixtures.json("answer.json");
     document.put("generation", generation);
     ((ObjectNode) document.path("kafka_streams")).put("rejoin", rejoin);
+    return gzipped(document);
+  }
+
+  static byte[] gzipped(ObjectNode document) throws Exception {
     ByteArrayOutputStream bytes = new ByteArrayOutputStream();
     try (GZIPOutputStream gz = new GZIPOutputStream(bytes)) {
       gz.write(Reports.JSON.writeValueAsString(document).getBytes(StandardCharsets.UTF_8));

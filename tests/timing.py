@@ -1,0 +1,51 @@
+"""Where the suite's time goes: a per-folder table at the end of every run.
+
+Beside pytest's own ``--durations`` (the slowest tests, set in ``pyproject.toml``), the
+terminal summary gets one line per test folder (``tests/<folder>``): its tests and the
+seconds their setup, call and teardown took, the session fixtures' start-up counted
+in the folder of the test that first needed them. ``docs/ci.md`` keeps the table.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+import pytest
+from _pytest.terminal import TerminalReporter
+
+
+def folder_of(nodeid: str) -> str:
+    """``tests/operator/test_x.py::t`` -> ``operator``; a test at the top -> ``.``."""
+    parts = nodeid.split("::", 1)[0].split("/")
+    return parts[1] if len(parts) > 2 and parts[0] == "tests" else "."
+
+
+class FolderTimes:
+    def __init__(self) -> None:
+        self.seconds: dict[str, float] = defaultdict(float)
+        self.tests: dict[str, set[str]] = defaultdict(set)
+
+    @pytest.hookimpl
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        folder = folder_of(report.nodeid)
+        self.seconds[folder] += report.duration
+        self.tests[folder].add(report.nodeid)
+
+    @pytest.hookimpl
+    def pytest_terminal_summary(self, terminalreporter: TerminalReporter) -> None:
+        if not self.seconds:
+            return
+        total = sum(self.seconds.values())
+        terminalreporter.section("seconds per test folder")
+        for folder, seconds in sorted(self.seconds.items(), key=lambda kv: -kv[1]):
+            terminalreporter.write_line(
+                f"{folder:<14} {len(self.tests[folder]):>5} tests {seconds:>9.1f} s "
+                f"{100 * seconds / total:>5.1f} %"
+            )
+        terminalreporter.write_line(
+            f"{'all':<14} {sum(map(len, self.tests.values())):>5} tests {total:>9.1f} s"
+        )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.pluginmanager.register(FolderTimes(), "segue-folder-times")
