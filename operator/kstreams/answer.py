@@ -224,7 +224,7 @@ def answered(
                 and _rebalance_far(previous, world.now)
             )
         ),
-        leaving=sorted(set(plan.delete_pods)),
+        leaving=sorted(plan.delete_pods),
     )
     document = to_document(publish, world.application_id).model_copy(
         update={"kafka_streams": answer}

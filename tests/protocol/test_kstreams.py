@@ -162,6 +162,7 @@ def test_the_names_the_java_side_spells_are_the_protocols() -> None:
     from segue.protocol.names import (
         ENV_METRICS_PORT,
         ENV_POD_IP,
+        ENV_POD_NAME,
         ENV_POD_NAMESPACE,
         ENV_STREAMAPP,
         HEALTH_PATH,
@@ -183,6 +184,7 @@ def test_the_names_the_java_side_spells_are_the_protocols() -> None:
         "assignment_configmap": assignment_configmap("wc"),
         "env_streamapp": ENV_STREAMAPP,
         "env_pod_namespace": ENV_POD_NAMESPACE,
+        "env_pod_name": ENV_POD_NAME,
         "metric_consumer_client": KSTREAMS_CONSUMER_CLIENT,
         "metric_restore_lag": KSTREAMS_RESTORE_LAG,
         "metric_fallbacks": KSTREAMS_FALLBACKS,

@@ -38,6 +38,8 @@ final class ConfigMapChannel implements Channel {
   static final String DOCUMENT_KEY = "assignment.json.gz";
   static final String ENV_STREAMAPP = "SEGUE_STREAMAPP";
   static final String ENV_POD_NAMESPACE = "POD_NAMESPACE";
+  /** The downward API's pod name: the member this instance is. */
+  static final String ENV_POD_NAME = "POD_NAME";
   static final Duration CALL_TIMEOUT = Duration.ofSeconds(3);
   // The server ends each watch after this, and the next one lists again (as the Python
   // worker's watch does). A connection that dies silently holds its watch (HttpClient has

@@ -20,9 +20,6 @@ final class DocumentWatch {
   static final long RETRY_MS = 1000;
   private static final AtomicBoolean STARTED = new AtomicBoolean();
 
-  /** The downward API's pod name: the member this instance is (none outside a pod). */
-  static final String ENV_POD_NAME = "POD_NAME";
-
   private final String pod;
   private long floor = Rejoins.NONE;
   private boolean begun;
@@ -52,7 +49,7 @@ final class DocumentWatch {
       return;
     }
     Thread thread = new Thread(
-        () -> new DocumentWatch(env.get(ENV_POD_NAME)).run(channel.get()), "segue-document-watch");
+        () -> new DocumentWatch(env.get(ConfigMapChannel.ENV_POD_NAME)).run(channel.get()), "segue-document-watch");
     thread.setDaemon(true);
     thread.start();
   }

@@ -150,6 +150,7 @@ class ContractTest {
         ConfigMapChannel.assignmentConfigMap("wc"));
     assertEquals(names.path("env_streamapp").asText(), ConfigMapChannel.ENV_STREAMAPP);
     assertEquals(names.path("env_pod_namespace").asText(), ConfigMapChannel.ENV_POD_NAMESPACE);
+    assertEquals(names.path("env_pod_name").asText(), ConfigMapChannel.ENV_POD_NAME);
     assertEquals(names.path("metric_consumer_client").asText(), Endpoint.CONSUMER_CLIENT);
     assertEquals(names.path("metric_restore_lag").asText(), Endpoint.RESTORE_LAG);
     assertEquals(names.path("metric_fallbacks").asText() + "_total", Endpoint.FALLBACKS);
