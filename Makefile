@@ -16,7 +16,7 @@ PYTEST_ARGS ?=
 # Extra `segue stack demo` arguments, e.g. make demo DEMO_ARGS=--quick
 DEMO_ARGS ?=
 
-.PHONY: demo test bench soak venv stack lint typecheck contracts gates crds kstreams compiled agent
+.PHONY: demo test coverage bench soak venv stack lint typecheck contracts gates crds kstreams compiled agent
 
 demo: venv stack agent
 	$(BIN)/segue stack demo $(DEMO_ARGS)
@@ -27,6 +27,17 @@ test: venv stack gates kstreams
 	  if [ -n "$(PYTEST_ARGS)" ]; then echo "make test: no test matched PYTEST_ARGS=$(PYTEST_ARGS)"; status=0; \
 	  else echo "make test: pytest collected no tests; the suite is broken" >&2; fi; \
 	fi; exit $$status
+
+# The whole suite under coverage.py (branch coverage of segue, its subprocesses and the
+# local stack's pods too; pyproject.toml's [tool.coverage]): the total is printed and the
+# report kept in build/coverage/report.txt. Slower than make test, so not part of it.
+coverage: venv stack gates kstreams
+	rm -rf build/coverage && mkdir -p build/coverage
+	@status=0; $(BIN)/coverage run -m pytest $(PYTEST_ARGS) || status=$$?; \
+	$(BIN)/coverage combine --quiet; \
+	$(BIN)/coverage report > build/coverage/report.txt; \
+	echo "branch coverage of segue: $$($(BIN)/coverage report --format=total) % (build/coverage/report.txt)"; \
+	exit $$status
 
 # Benchmarks live here, not in tests: results and commands in docs/benchmarks.md.
 bench: venv stack compiled

@@ -35,6 +35,8 @@ BASE_ENV_ALLOWLIST = (
     "SEGUE_CACHE",
     "TMPDIR",
     KSTREAMS_AGENT_JAR_ENV,
+    # make coverage: coverage.py's subprocess patch, so a measured run measures the pods too.
+    "COVERAGE_PROCESS_CONFIG",
 )
 
 
