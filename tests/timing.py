@@ -3,15 +3,20 @@
 Beside pytest's own ``--durations`` (the slowest tests, set in ``pyproject.toml``), the
 terminal summary gets one line per test folder (``tests/<folder>``): its tests and the
 seconds their setup, call and teardown took, the session fixtures' start-up counted
-in the folder of the test that first needed them. ``docs/ci.md`` keeps the table.
+in the folder of the test that first needed them. ``docs/ci.md`` keeps the table. Every
+test's own seconds go to ``build/test-times.json`` (:data:`TIMES_FILE`), to compare runs.
 """
 
 from __future__ import annotations
 
+import json
 from collections import defaultdict
+from pathlib import Path
 
 import pytest
 from _pytest.terminal import TerminalReporter
+
+TIMES_FILE = Path("build") / "test-times.json"
 
 
 def folder_of(nodeid: str) -> str:
@@ -24,12 +29,14 @@ class FolderTimes:
     def __init__(self) -> None:
         self.seconds: dict[str, float] = defaultdict(float)
         self.tests: dict[str, set[str]] = defaultdict(set)
+        self.each: dict[str, float] = defaultdict(float)
 
     @pytest.hookimpl
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         folder = folder_of(report.nodeid)
         self.seconds[folder] += report.duration
         self.tests[folder].add(report.nodeid)
+        self.each[report.nodeid] += report.duration
 
     @pytest.hookimpl
     def pytest_terminal_summary(self, terminalreporter: TerminalReporter) -> None:
@@ -45,6 +52,10 @@ class FolderTimes:
         terminalreporter.write_line(
             f"{'all':<14} {sum(map(len, self.tests.values())):>5} tests {total:>9.1f} s"
         )
+        out = terminalreporter.config.rootpath / TIMES_FILE
+        out.parent.mkdir(parents=True, exist_ok=True)
+        ranked = dict(sorted(self.each.items(), key=lambda kv: -kv[1]))
+        out.write_text(json.dumps({k: round(v, 2) for k, v in ranked.items()}, indent=1) + "\n")
 
 
 def pytest_configure(config: pytest.Config) -> None:
