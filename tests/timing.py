@@ -4,12 +4,15 @@ Beside pytest's own ``--durations`` (the slowest tests, set in ``pyproject.toml`
 terminal summary gets one line per test folder (``tests/<folder>``): its tests and the
 seconds their setup, call and teardown took, the session fixtures' start-up counted
 in the folder of the test that first needed them. ``docs/ci.md`` keeps the table. Every
-test's own seconds go to ``build/test-times.json`` (:data:`TIMES_FILE`), to compare runs.
+test's own seconds go to ``build/test-times.json`` (:data:`TIMES_FILE`), to compare runs,
+and every wait of the end-to-end helpers (:func:`note_wait`) to ``build/test-waits.jsonl``:
+which test waited how long for what.
 """
 
 from __future__ import annotations
 
 import json
+import os
 from collections import defaultdict
 from pathlib import Path
 
@@ -17,6 +20,16 @@ import pytest
 from _pytest.terminal import TerminalReporter
 
 TIMES_FILE = Path("build") / "test-times.json"
+WAITS_FILE = Path(__file__).resolve().parents[1] / "build" / "test-waits.jsonl"
+
+
+def note_wait(what: str, seconds: float, timeout: float) -> None:
+    """Append one wait (its label, its seconds and bound) under the running test."""
+    test = os.environ.get("PYTEST_CURRENT_TEST", "?").rsplit(" ", 1)[0]
+    WAITS_FILE.parent.mkdir(parents=True, exist_ok=True)
+    line = {"test": test, "what": what, "seconds": round(seconds, 2), "timeout": timeout}
+    with WAITS_FILE.open("a") as out:
+        out.write(json.dumps(line) + "\n")
 
 
 def folder_of(nodeid: str) -> str:

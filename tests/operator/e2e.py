@@ -16,6 +16,7 @@ from typing import Any
 from segue.operator.api import GROUP, VERSION
 from segue.stack.apps import Apps
 from segue.stack.process import free_port
+from tests.timing import note_wait
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -134,9 +135,12 @@ def wait_for(
     start = time.monotonic()
     while not check():
         if time.monotonic() - start > timeout:
+            note_wait(what, time.monotonic() - start, timeout)
             raise AssertionError(f"{what}: not within {timeout:.0f}s\n{diagnose()}")
         time.sleep(0.25)
-    return time.monotonic() - start
+    took = time.monotonic() - start
+    note_wait(what, took, timeout)
+    return took
 
 
 def wait_event(

@@ -28,6 +28,7 @@ from segue.protocol import AssignmentDocument, MemberRoles, encode
 from segue.protocol.document import configmap_data
 from segue.protocol.names import MANAGED_BY, MANAGER
 from segue.stack.process import free_port
+from tests.timing import note_wait
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -229,7 +230,8 @@ class WorkerProcess:
             return None
 
     def wait_for(self, what: str, check: Callable[[], bool], timeout: float = 90.0) -> None:
-        deadline = time.monotonic() + timeout
+        began = time.monotonic()
+        deadline = began + timeout
         while time.monotonic() < deadline:
             assert self.proc is not None
             if self.proc.poll() is not None:
@@ -239,6 +241,7 @@ class WorkerProcess:
                 )
             try:
                 if check():
+                    note_wait(what, time.monotonic() - began, timeout)
                     return
             except (urllib.error.URLError, ConnectionError, OSError):
                 pass
