@@ -2,6 +2,7 @@
 #   make demo   the live scaling show on the local stack (docs/demo.md); Ctrl-C stops it
 #               (make demo DEMO_ARGS=--quick: no live view, ~2 minutes)
 #   make test   install everything, run the gates and the whole test suite
+#   make check  the inner loop: the gates and the tests that start no part of the stack
 # Both are idempotent. The virtualenv is .venv; everything built or downloaded
 # (Kafka jars, Kubernetes, etcd, helm) is cached in $(SEGUE_CACHE).
 
@@ -16,9 +17,9 @@ PYTEST_ARGS ?=
 # Extra `segue stack demo` arguments, e.g. make demo DEMO_ARGS=--quick
 DEMO_ARGS ?=
 
-.PHONY: demo test coverage bench soak venv stack lint typecheck contracts gates crds kstreams compiled agent
+.PHONY: demo test check coverage bench soak venv stack demo-stack lint typecheck contracts gates crds kstreams compiled agent
 
-demo: venv stack agent
+demo: venv demo-stack agent
 	$(BIN)/segue stack demo $(DEMO_ARGS)
 
 test: venv stack gates kstreams
@@ -27,6 +28,12 @@ test: venv stack gates kstreams
 	  if [ -n "$(PYTEST_ARGS)" ]; then echo "make test: no test matched PYTEST_ARGS=$(PYTEST_ARGS)"; status=0; \
 	  else echo "make test: pytest collected no tests; the suite is broken" >&2; fi; \
 	fi; exit $$status
+
+# The inner loop: the gates and every test that starts no part of the stack (no broker,
+# no API server, no Spark, JVM or build: the marker `stack`, tests/conftest.py), two at
+# a time (pytest-xdist). Minutes, where make test takes the whole suite's time.
+check: venv gates
+	$(BIN)/pytest -m "not stack" -n 2 $(PYTEST_ARGS)
 
 # The whole suite under coverage.py (branch coverage of segue, its subprocesses and the
 # local stack's pods too; pyproject.toml's [tool.coverage]): the total is printed and the
@@ -55,10 +62,15 @@ bench: venv stack compiled
 # the runtime dependencies, so it builds in the venv (--no-build-isolation).
 COMPILED := $(CURDIR)/build/compiled
 compiled: $(COMPILED)/.built
-$(COMPILED)/.built: $(VENV)/.installed setup.py $(shell find src assignor operator pipeline protocol worker -name '*.py')
-	rm -rf $(COMPILED)
-	SEGUE_MYPYC=1 $(BIN)/pip install --quiet --disable-pip-version-check --no-build-isolation \
-	  --no-deps --target $(COMPILED) .
+# A build of the same sources, setup.py and pyproject.toml (the mypy pin) by the same
+# Python is restored from $(SEGUE_CACHE) instead (tools/cached_build.py).
+COMPILED_SOURCES := src assignor operator pipeline protocol worker
+$(COMPILED)/.built: $(VENV)/.installed setup.py $(shell find $(COMPILED_SOURCES) -name '*.py')
+	$(BIN)/python tools/cached_build.py compiled \
+	  --inputs setup.py pyproject.toml $(COMPILED_SOURCES) --outputs $(COMPILED) \
+	  --key "$$($(BIN)/python -VV)" \
+	  -- bash -c 'rm -rf $(COMPILED) && SEGUE_MYPYC=1 $(BIN)/pip install --quiet \
+	    --disable-pip-version-check --no-build-isolation --no-deps --target $(COMPILED) .'
 	touch $@
 
 # Not in bench: half an hour of random scale events, pod kills and broker restarts.
@@ -79,6 +91,14 @@ stack: venv
 	bash stack/install/all.sh
 	bash stack/install/bin.sh $(BIN)
 
+# What the demo and the README's commands after it run: Kafka, Kubernetes, etcd, helm and
+# Kafka's tools. The tests' other parts (Prometheus, Toxiproxy, Spark's Kafka jars) are
+# built by make stack, on the first make test.
+DEMO_PARTS := kafka kube etcd helm kafka-tools
+demo-stack: venv
+	bash stack/install/all.sh $(DEMO_PARTS)
+	bash stack/install/bin.sh $(BIN)
+
 # The StreamApp CRD is generated from the pydantic models in segue.operator.api; the
 # chart ships a byte-identical copy (tests/chart/test_crd_copy.py checks it).
 crds: venv
@@ -91,9 +111,15 @@ gates: lint typecheck contracts
 # contract fixtures the Python side's tests parse too, and its jar, built against the oldest
 # Kafka Streams it supports (3.8.1); then the same test classes again, not recompiled, on the
 # newest (4.4.0, the pom's profile newest-kafka). Reports: kstreams/target/surefire-reports/kafka-*.
-kstreams:
-	mvn -q -B -Dmaven.repo.local=$(SEGUE_CACHE)/m2 -f kstreams/pom.xml verify
-	mvn -q -B -Dmaven.repo.local=$(SEGUE_CACHE)/m2 -f kstreams/pom.xml -P newest-kafka surefire:test
+# Skipped, its jar and reports restored, when its sources, the contract fixtures, the JDK
+# and Maven are those of a green run in $(SEGUE_CACHE) (tools/cached_build.py).
+MVN := mvn -q -B -Dmaven.repo.local=$(SEGUE_CACHE)/m2 -f kstreams/pom.xml
+kstreams: venv
+	$(BIN)/python tools/cached_build.py kstreams \
+	  --inputs kstreams/pom.xml kstreams/src tests/contracts/kstreams \
+	  --outputs $(KSTREAMS_JAR) kstreams/target/surefire-reports \
+	  --key "$$(java -version 2>&1)" --key "$$(mvn -v 2>&1 | head -1)" \
+	  -- bash -c '$(MVN) verify && $(MVN) -P newest-kafka surefire:test'
 
 # The plugin's jar alone (no JUnit runs; make kstreams builds it too), rebuilt when its sources
 # change: the agent the local stack's pods copy (segue.stack.paths.KSTREAMS_JAR names it), so
@@ -101,7 +127,7 @@ kstreams:
 KSTREAMS_JAR := kstreams/target/segue-kstreams-0.1.0.jar
 agent: $(KSTREAMS_JAR)
 $(KSTREAMS_JAR): kstreams/pom.xml $(shell find kstreams/src/main -type f)
-	mvn -q -B -Dmaven.repo.local=$(SEGUE_CACHE)/m2 -f kstreams/pom.xml -DskipTests package
+	$(MVN) -DskipTests package
 	touch $@
 
 lint: venv

@@ -35,6 +35,8 @@ READY: Final = "segue_worker_ready"  # 1 when every active task is running
 KAFKA_CALL_OVERRUNS: Final = "segue_kafka_call_overruns"  # counter {call} past its bound
 # counter {call}: stuck calls left to their thread, the task fenced anew (worker/committing.py)
 KAFKA_CALLS_ABANDONED: Final = "segue_kafka_calls_abandoned"
+# counter {client}: long-lived consumers replaced once librdkafka dropped every broker
+KAFKA_CLIENTS_RENEWED: Final = "segue_kafka_clients_renewed"
 
 # A Kafka Streams pod's agent (kstreams/, docs/kafka-streams.md) reports these instead:
 KSTREAMS_CONSUMER_CLIENT: Final = "segue_kstreams_consumer_client"  # {client_id} 1: who it is

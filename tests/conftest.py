@@ -33,6 +33,18 @@ settings.register_profile("dev", deadline=None)
 settings.load_profile("ci" if os.environ.get("CI") == "true" else "dev")
 
 
+# Every part of the local stack starts through this fixture (Kafka, the API server, the
+# pod runner, helm), so a test whose fixtures need it is a ``stack`` test: ``make check``
+# runs the others (docs/ci.md, "The inner loop").
+STACK_FIXTURE = "binaries"
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if STACK_FIXTURE in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.stack)
+
+
 def _started(component: Any, name: str) -> Any:
     try:
         component.start()

@@ -19,7 +19,8 @@ See docs/worker.md. Module map: ``topology``, ``processor``, ``serdes`` (the API
 contract's, ``segue.protocol``); ``state/`` (stores,
 checkpoints, restoration); ``active``, ``ownership`` (task states and their
 transitions), ``failures``, ``restoring``, ``processing``, ``recovery``,
-``taskset`` (the facade), ``runtime`` (running tasks); ``watch``, ``metrics``,
+``taskset`` (the facade), ``runtime`` (running tasks); ``clients``, ``renewing``
+(the long-lived Kafka clients; a consumer left with no broker replaced); ``watch``, ``metrics``,
 ``report``, ``http``, ``config``, ``cli`` (the process); ``apps/`` (examples).
 """
 

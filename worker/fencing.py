@@ -31,6 +31,7 @@ from confluent_kafka import Consumer, KafkaException, Producer
 from segue.worker.closing import close_later
 from segue.worker.hanging import Highs, changelogs_held
 from segue.worker.kafka import CLOSE_TIMEOUT, committed_offsets
+from segue.worker.renewing import no_usable_broker, renew_stranded
 from segue.worker.trace import phase
 from segue.worker.watchdog import bounded
 
@@ -124,7 +125,15 @@ def fence_all(
             for tp in item.inputs
         ]
         if partitions:
-            warm_metadata(consumer, [t for t, _ in partitions])
+            topics = [t for t, _ in partitions]
+            try:
+                warm_metadata(consumer, topics)
+            except KafkaException as exc:
+                # this batch's fresh producers just reached the cluster (renewing)
+                stranded = producers and no_usable_broker(exc)
+                if not (stranded and renew_stranded(consumer, "no broker in a fence")):
+                    raise
+                warm_metadata(consumer, topics)
             offsets = committed_offsets(consumer, partitions)
     except KafkaException as exc:
         for producer, name in producers:

@@ -237,6 +237,12 @@ class WorkerMetrics:
             ["reason"],
             registry=self.registry,
         )
+        self.clients_renewed = Counter(
+            r.KAFKA_CLIENTS_RENEWED,
+            "Long-lived Kafka consumers replaced because librdkafka knew no broker any more",
+            ["client"],
+            registry=self.registry,
+        )
         self.registry.register(_SnapshotCollector(self))
 
     @property

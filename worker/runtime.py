@@ -18,13 +18,13 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 
-from confluent_kafka import Consumer, KafkaException, Producer
+from confluent_kafka import KafkaException
 
 from segue.protocol import AssignmentDocument, Role
-from segue.protocol.names import transactional_id
 from segue.protocol.reports import AssignmentErrorReason
 from segue.protocol.tasks import Expansion, TaskId
 from segue.worker import closing, kafka, report
+from segue.worker.clients import make_clients
 from segue.worker.config import WorkerConfig
 from segue.worker.diff import diff
 from segue.worker.ends import EndsReader
@@ -32,7 +32,7 @@ from segue.worker.failures import Cause, refusal_of, unapplied
 from segue.worker.logs import about
 from segue.worker.metrics import WorkerMetrics
 from segue.worker.state.layout import StateLayout
-from segue.worker.state.restore import RestoreError, Restorer, restore_consumer_config
+from segue.worker.state.restore import RestoreError, Restorer
 from segue.worker.taskset import TaskSet
 from segue.worker.topics import Resolution, ResolvedSub, resolve
 from segue.worker.topology import SubTopology, Topology
@@ -53,33 +53,24 @@ class Worker:
         self.metrics = metrics
         self.application_id = config.application_id or topology.application_id
         self.member = config.member
-        extra = {**kafka.CLIENT_DEFAULTS, **config.kafka}
-        self.admin = kafka.Admin(config.bootstrap_servers, extra)
-        consumer = Consumer(
-            kafka.input_consumer_config(config.bootstrap_servers, self.application_id, extra)
-        )
-        restore_consumer = Consumer(
-            restore_consumer_config(config.bootstrap_servers, self.application_id, extra)
-        )
+        self.clients = make_clients(config, self.application_id, metrics)
+        self.admin = self.clients.admin
+        consumer = self.clients.consumer
         self.restorer = Restorer(
-            restore_consumer, config.restore_batch, standby_rate=config.standby_restore_rate
+            self.clients.restore_consumer,
+            config.restore_batch,
+            standby_rate=config.standby_restore_rate,
         )
         self.layout = StateLayout(config.state_dir, self.application_id)
         self.ends = EndsReader(self.admin)
-        exactly_once = config.processing_guarantee == "exactly_once"
-
-        def producer_for(task: str) -> Producer:
-            txn = transactional_id(self.application_id, task) if exactly_once else None
-            return Producer(kafka.producer_config(config.bootstrap_servers, txn, extra))
-
         self.tasks = TaskSet(
             self.application_id,
             self.member,
             layout=self.layout,
             consumer=consumer,
             restorer=self.restorer,
-            producer_factory=producer_for,
-            exactly_once=exactly_once,
+            producer_factory=self.clients.producer_for,
+            exactly_once=config.processing_guarantee == "exactly_once",
             commit_interval=config.commit_interval_ms / 1000.0,
             fence_delay=config.fence_delay_ms / 1000.0,
             resolve=self._resolve_now,
@@ -261,6 +252,7 @@ class Worker:
 
     def _step(self) -> bool:
         """One restore poll and one input poll; True if either had work."""
+        self.clients.renew_lost()  # a consumer librdkafka left with no broker (renewing)
         running = self.tasks.consuming
         busy = False
         if self.restorer.busy:

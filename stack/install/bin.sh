@@ -6,9 +6,12 @@
 source "$(dirname "$0")/common.sh"
 bin="${1:?usage: bin.sh VENV_BIN}"
 mkdir -p "$bin"
-ln -sfn "$SEGUE_CACHE/kubernetes-$KUBERNETES_VERSION/bin/kubectl" "$bin/kubectl"
-ln -sfn "$SEGUE_CACHE/helm-$HELM_VERSION/bin/helm" "$bin/helm"
-ln -sfn "$SEGUE_CACHE/promtool-$PROMETHEUS_VERSION/bin/promtool" "$bin/promtool"
+link() {  # NAME TARGET: only what is built (make demo builds a part of the stack)
+  if [ -e "$2" ]; then ln -sfn "$2" "$bin/$1"; else rm -f "$bin/$1"; fi
+}
+link kubectl "$SEGUE_CACHE/kubernetes-$KUBERNETES_VERSION/bin/kubectl"
+link helm "$SEGUE_CACHE/helm-$HELM_VERSION/bin/helm"
+link promtool "$SEGUE_CACHE/promtool-$PROMETHEUS_VERSION/bin/promtool"
 libs="$SEGUE_CACHE/kafka-tools-$KAFKA_VERSION/libs"
 tool() {  # NAME MAIN-CLASS [LIBS]
   cat > "$bin/$1" <<WRAPPER
