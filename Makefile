@@ -30,10 +30,10 @@ test: venv stack gates kstreams
 	fi; exit $$status
 
 # The inner loop: the gates and every test that starts no part of the stack (no broker,
-# no API server, no Spark, JVM or build: the marker `stack`, tests/conftest.py), two at
-# a time (pytest-xdist). Minutes, where make test takes the whole suite's time.
+# no API server, no Spark, JVM or build: the marker `stack`, tests/conftest.py) and
+# replays no fleet (`fleet`), two at a time (pytest-xdist). Minutes, not the suite's time.
 check: venv gates
-	$(BIN)/pytest -m "not stack" -n 2 $(PYTEST_ARGS)
+	$(BIN)/pytest -m "not stack and not fleet" -n 2 $(PYTEST_ARGS)
 
 # The whole suite under coverage.py (branch coverage of segue, its subprocesses and the
 # local stack's pods too; pyproject.toml's [tool.coverage]): the total is printed and the

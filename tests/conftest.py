@@ -34,14 +34,16 @@ settings.load_profile("ci" if os.environ.get("CI") == "true" else "dev")
 
 
 # Every part of the local stack starts through this fixture (Kafka, the API server, the
-# pod runner, helm), so a test whose fixtures need it is a ``stack`` test: ``make check``
-# runs the others (docs/ci.md, "The inner loop").
+# pod runner, helm), so a test whose fixtures need it is a ``stack`` test, and so is one
+# marked as driving the stack itself; ``make check`` runs the others (docs/ci.md).
 STACK_FIXTURE = "binaries"
+STACK_MARKERS = ("smoke", "worker", "e2e", "kstreams")
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
-        if STACK_FIXTURE in getattr(item, "fixturenames", ()):
+        needs = STACK_FIXTURE in getattr(item, "fixturenames", ())
+        if needs or any(item.get_closest_marker(m) for m in STACK_MARKERS):
             item.add_marker(pytest.mark.stack)
 
 

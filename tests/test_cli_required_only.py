@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.stack  # segue simulate on Spark
+
 SEGUE = str(Path(sys.executable).with_name("segue"))
 
 

@@ -34,6 +34,8 @@ import pytest
 
 from segue.operator import settings
 
+pytestmark = pytest.mark.stack  # a container build
+
 ROOT = Path(__file__).resolve().parents[1]
 DOCKERFILE = ROOT / "Dockerfile"
 CONSTRAINTS = ROOT / "constraints.txt"

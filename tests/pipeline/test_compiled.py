@@ -20,6 +20,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 COMPILED = ROOT / "build" / "compiled"
+pytestmark = pytest.mark.stack  # make compiled, Spark
 
 REPLAY = """
 import json

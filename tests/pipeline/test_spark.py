@@ -32,6 +32,8 @@ from segue.stack import KafkaBroker
 
 from .scenarios import history_lines, scale_out
 
+pytestmark = pytest.mark.stack  # Spark
+
 POLICIES = "eager,kip441,segue(warmups=4,standbys=0)"
 Row = dict[str, Any]
 

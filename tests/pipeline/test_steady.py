@@ -26,6 +26,8 @@ from segue.pipeline.simulate import simulate
 
 from .scenarios import looks, scale_out
 
+pytestmark = pytest.mark.fleet
+
 POLICIES: dict[str, Callable[[], Controller]] = {
     "segue": SegueController,
     "segue-standby": lambda: SegueController(Policy(num_standby_replicas=1)),

@@ -9,10 +9,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
 from prometheus_client import CollectorRegistry, Gauge, start_http_server
 
 from segue.stack.process import free_port
 from segue.stack.prometheus import PrometheusServer
+
+pytestmark = pytest.mark.stack  # Prometheus
 
 RULES = """
 groups:
