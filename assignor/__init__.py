@@ -12,21 +12,49 @@ Neighbours: :func:`pick_leaving` chooses the members a scale-down removes, and
 :func:`expand_partitions` maps a source topic's grown partitions back onto fixed tasks.
 """
 
-from .errors import AssignorError, ExpansionRefused, InvalidRequest
-from .expansion import SourceTopic, expand_partitions
-from .leaving import pick_leaving
-from .model import (
-    AssignedTasks,
-    AssignmentConfig,
-    AssignRequest,
-    Decision,
-    MemberSpec,
-    MemberTasks,
-    Stats,
-    TargetTasks,
-    TaskSpec,
-)
-from .solve import assign
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .errors import AssignorError, ExpansionRefused, InvalidRequest
+    from .expansion import SourceTopic, expand_partitions
+    from .leaving import pick_leaving
+    from .model import (
+        AssignedTasks,
+        AssignmentConfig,
+        AssignRequest,
+        Decision,
+        MemberSpec,
+        MemberTasks,
+        Stats,
+        TargetTasks,
+        TaskSpec,
+    )
+    from .solve import assign
+else:
+    import importlib
+
+    # Each name loads its module on first use (PEP 562): ``segue assign`` imports
+    # ``segue.assignor.cli``, and ``segue --help`` must not load the solver (numpy,
+    # OR-tools) or the models (pydantic) with it.
+    _PARTS = {
+        "errors": ("AssignorError", "ExpansionRefused", "InvalidRequest"),
+        "expansion": ("SourceTopic", "expand_partitions"),
+        "leaving": ("pick_leaving",),
+        "model": (
+            "AssignedTasks", "AssignmentConfig", "AssignRequest", "Decision", "MemberSpec",
+            "MemberTasks", "Stats", "TargetTasks", "TaskSpec",
+        ),
+        "solve": ("assign",),
+    }  # fmt: skip
+    _HOMES = {name: part for part, names in _PARTS.items() for name in names}
+
+    def __getattr__(name: str) -> object:
+        if name not in _HOMES:
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        value = getattr(importlib.import_module(f"{__name__}.{_HOMES[name]}"), name)
+        globals()[name] = value  # looked up once
+        return value
+
 
 __all__ = [
     "AssignRequest",

@@ -9,8 +9,16 @@ integral optimum (total unimodularity), which is why a flow solution is an assig
 
 from __future__ import annotations
 
-import numpy as np
+from collections.abc import Callable
+from typing import Any
+
 from ortools.graph.python import min_cost_flow  # type: ignore[import-untyped]  # no py.typed
+
+# From this many arcs on, the network goes to the solver as numpy arrays, in one call;
+# a smaller one goes an arc at a time, which costs less than importing numpy would (tens
+# of milliseconds, paid by every ``segue assign``). The solver gets the same arcs in the
+# same order either way, so the same flow.
+ARRAY_ARCS = 10_000
 
 
 class FlowNetwork:
@@ -55,6 +63,33 @@ class FlowNetwork:
         if not self._tails:
             return [] if not any(self._supply) else None
         solver = min_cost_flow.SimpleMinCostFlow()
+        flows = self._load_arrays(solver) if len(self._tails) >= ARRAY_ARCS else self._load(solver)
+        status = solver.solve()
+        if status != solver.OPTIMAL:
+            if status in (solver.INFEASIBLE, solver.UNBALANCED):
+                return None
+            raise RuntimeError(f"min-cost flow solver failed: {status.name}")
+        return flows()
+
+    def _load(self, solver: Any) -> Callable[[], list[int]]:
+        """Hands the network to ``solver`` an arc and a node at a time; returns how to read
+        the flows once solved."""
+        add = solver.add_arc_with_capacity_and_unit_cost
+        arcs = [
+            add(tail, head, hi - lo, cost)
+            for tail, head, lo, hi, cost in zip(
+                self._tails, self._heads, self._los, self._his, self._costs, strict=True
+            )
+        ]
+        for node, supply in enumerate(self._supply):
+            solver.set_node_supply(node, supply)
+        flow = solver.flow
+        return lambda: [flow(arc) + lo for arc, lo in zip(arcs, self._los, strict=True)]
+
+    def _load_arrays(self, solver: Any) -> Callable[[], list[int]]:
+        """:meth:`_load` in one call per kind, through numpy arrays."""
+        import numpy as np
+
         los = np.asarray(self._los, dtype=np.int64)
         arcs = solver.add_arcs_with_capacity_and_unit_cost(
             np.asarray(self._tails, dtype=np.int32),
@@ -65,11 +100,11 @@ class FlowNetwork:
         solver.set_nodes_supplies(
             np.arange(len(self._supply), dtype=np.int32), np.asarray(self._supply, dtype=np.int64)
         )
-        status = solver.solve()
-        if status != solver.OPTIMAL:
-            if status in (solver.INFEASIBLE, solver.UNBALANCED):
-                return None
-            raise RuntimeError(f"min-cost flow solver failed: {status.name}")
-        flows = np.asarray(solver.flows(np.asarray(arcs, dtype=np.int32)), dtype=np.int64) + los
-        result: list[int] = flows.tolist()
-        return result
+
+        def flows() -> list[int]:
+            result: list[int] = (
+                np.asarray(solver.flows(np.asarray(arcs, dtype=np.int32)), dtype=np.int64) + los
+            ).tolist()
+            return result
+
+        return flows

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from segue.protocol.tasks import TASK_ID_PATTERN, TaskId, task_id
+from segue.protocol.tasks import TASK_ID_PATTERN, task_id, task_sort_key
 
 from .errors import InvalidRequest
 
@@ -25,10 +25,9 @@ _DIGITS = re.compile(r"(\d+)")
 def parse_task_id(task: str) -> tuple[int, int]:
     """``"1_3"`` -> ``(1, 3)``: (sub-topology, partition); a malformed id is a bad request."""
     try:
-        parsed = TaskId.parse(task)
+        return task_sort_key(task)
     except ValueError as exc:
         raise InvalidRequest(str(exc)) from exc
-    return parsed.subtopology, parsed.partition
 
 
 @lru_cache(maxsize=1 << 14)  # the same pod names on every look

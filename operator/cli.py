@@ -12,15 +12,14 @@ lease.
 from __future__ import annotations
 
 import argparse
-import logging
 import os
-import socket
 import sys
-import uuid
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from segue.operator.replica import Replica
-from segue.operator.settings import KSTREAMS_AGENT_JAR, KSTREAMS_AGENT_JAR_ENV
+from segue.operator.image import KSTREAMS_AGENT_JAR, KSTREAMS_AGENT_JAR_ENV
+
+if TYPE_CHECKING:
+    from segue.operator.replica import Replica
 
 HELP = "run the operator that scales StreamApps"
 LEVELS = ("debug", "info", "warning", "error")
@@ -141,6 +140,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def settings_from(args: argparse.Namespace) -> Any:
     """The settings the flags describe (``pydantic.ValidationError`` names a bad one)."""
+    import socket
+    import uuid
+
     from segue.operator.settings import (
         ExternalMetrics,
         KafkaStreamsAgent,
@@ -186,6 +188,8 @@ def settings_from(args: argparse.Namespace) -> Any:
 
 
 def run(args: argparse.Namespace) -> int:
+    import logging
+
     import kopf
     from prometheus_client import start_http_server
     from pydantic import ValidationError
@@ -193,6 +197,7 @@ def run(args: argparse.Namespace) -> int:
     from segue.operator.handlers import build_registry
     from segue.operator.metrics import OperatorMetrics
     from segue.operator.reconcile import Reconciler
+    from segue.operator.replica import Replica
     from segue.stderr_json import wrap_stderr
 
     try:

@@ -14,6 +14,8 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from segue.operator.image import KSTREAMS_AGENT_JAR
+
 # A namespace's name (a DNS-1123 label): watched namespaces are named exactly, never a
 # pattern, so the operator needs no right to list namespaces (handlers says why).
 Namespace = Annotated[str, Field(pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", max_length=63)]
@@ -67,13 +69,6 @@ class ExternalMetrics(BaseModel):
                 "--tls-cert-file and --tls-private-key-file"
             )
         return self
-
-
-# Where the image keeps the Kafka Streams agent jar (the Dockerfile copies it there)
-KSTREAMS_AGENT_JAR = "/opt/segue/segue-kstreams.jar"
-# ... unless the environment names another path: the local stack's pod runner, whose
-# "image" is this checkout, names the jar `make` builds (docs/pod-runner.md, "Environment")
-KSTREAMS_AGENT_JAR_ENV = "SEGUE_KSTREAMS_AGENT_JAR"
 
 
 class KafkaStreamsAgent(BaseModel):

@@ -20,22 +20,48 @@ to that). docs/protocol.md is its prose; each module here is one part of it:
   pipeline reads (the operator-pipeline contract).
 """
 
-from segue.protocol.document import (
-    DOCUMENT_KEY,
-    DOCUMENT_VERSION,
-    GENERATION_KEY,
-    MAX_DOCUMENT_BYTES,
-    AssignmentDocument,
-    DocumentError,
-    MemberRoles,
-    PartitionMapEntry,
-    Role,
-    UnsupportedVersion,
-    decode,
-    decode_configmap,
-    encode,
-)
-from segue.protocol.tasks import Expansion, TaskId
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from segue.protocol.document import (
+        DOCUMENT_KEY,
+        DOCUMENT_VERSION,
+        GENERATION_KEY,
+        MAX_DOCUMENT_BYTES,
+        AssignmentDocument,
+        DocumentError,
+        MemberRoles,
+        PartitionMapEntry,
+        Role,
+        UnsupportedVersion,
+        decode,
+        decode_configmap,
+        encode,
+    )
+    from segue.protocol.tasks import Expansion, TaskId
+else:
+    import importlib
+
+    # Each name loads its module on first use (PEP 562): a part alone (the task ids of
+    # ``segue assign``, the names of a worker's topology) then leaves the document's
+    # pydantic models unloaded, and every ``segue`` command stays quick to start.
+    _PARTS = {
+        "document": (
+            "DOCUMENT_KEY", "DOCUMENT_VERSION", "GENERATION_KEY", "MAX_DOCUMENT_BYTES",
+            "AssignmentDocument", "DocumentError", "MemberRoles", "PartitionMapEntry", "Role",
+            "UnsupportedVersion", "decode", "decode_configmap", "encode",
+        ),
+        "tasks": ("Expansion", "TaskId"),
+    }  # fmt: skip
+    _HOMES = {name: part for part, names in _PARTS.items() for name in names}
+
+    def __getattr__(name: str) -> object:
+        if name not in _HOMES:
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        value = getattr(importlib.import_module(f"{__name__}.{_HOMES[name]}"), name)
+        globals()[name] = value  # looked up once
+        return value
+
 
 __all__ = [
     "DOCUMENT_KEY",

@@ -38,22 +38,24 @@ class TaskId:
 
 @lru_cache(maxsize=1 << 16)
 def _parse(text: str) -> TaskId:
-    match = _TASK_ID.match(text)
-    if match is None:
-        raise ValueError(
-            f"malformed task id {text!r}: expected '<subtopology>_<partition>', e.g. '1_3'"
-        )
-    return TaskId(int(match.group(1)), int(match.group(2)))
+    return TaskId(*task_sort_key(text))
 
 
 def task_id(subtopology: int, partition: int) -> str:
     return f"{subtopology}_{partition}"
 
 
+@lru_cache(maxsize=1 << 16)
 def task_sort_key(task: str) -> tuple[int, int]:
-    """Sort task id strings as Kafka Streams does: numerically, sub-topology first."""
-    parsed = TaskId.parse(task)
-    return parsed.subtopology, parsed.partition
+    """``"1_3"`` -> ``(1, 3)``: task id strings sort as Kafka Streams sorts them,
+    numerically, sub-topology first; ValueError names a malformed id. Cached, and without
+    a :class:`TaskId` to build: the assignor keys every task of a request by it."""
+    match = _TASK_ID.match(task)
+    if match is None:
+        raise ValueError(
+            f"malformed task id {task!r}: expected '<subtopology>_<partition>', e.g. '1_3'"
+        )
+    return int(match.group(1)), int(match.group(2))
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,10 +19,34 @@ start it through :class:`LocalStack`. Binaries come from ``stack/install/*.sh``
 - ``localstack``: all of it together, with the order and the teardown.
 """
 
-from segue.stack.kafka import KafkaBroker
-from segue.stack.kafka_cluster import KafkaCluster
-from segue.stack.kube import KubeControlPlane
-from segue.stack.localstack import LocalStack
-from segue.stack.process import StackError
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from segue.stack.kafka import KafkaBroker
+    from segue.stack.kafka_cluster import KafkaCluster
+    from segue.stack.kube import KubeControlPlane
+    from segue.stack.localstack import LocalStack
+    from segue.stack.process import StackError
+else:
+    import importlib
+
+    # Each name loads its module on first use (PEP 562): ``segue stack`` imports
+    # ``segue.stack.cli``, and ``segue --help`` must not load the stack (YAML,
+    # cryptography, ...) with it.
+    _HOMES = {
+        "KafkaBroker": "kafka",
+        "KafkaCluster": "kafka_cluster",
+        "KubeControlPlane": "kube",
+        "LocalStack": "localstack",
+        "StackError": "process",
+    }
+
+    def __getattr__(name: str) -> object:
+        if name not in _HOMES:
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        value = getattr(importlib.import_module(f"{__name__}.{_HOMES[name]}"), name)
+        globals()[name] = value  # looked up once
+        return value
+
 
 __all__ = ["KafkaBroker", "KafkaCluster", "KubeControlPlane", "LocalStack", "StackError"]

@@ -32,7 +32,7 @@ from pathlib import Path
 
 import pytest
 
-from segue.operator import settings
+from segue.operator import image as operator_image
 
 pytestmark = pytest.mark.stack  # a container build
 
@@ -171,8 +171,8 @@ def test_every_copy_from_names_an_earlier_stage_and_the_jar_is_where_the_operato
                 assert flags["from"] in earlier, f"COPY {copy}: no such stage before it"
     (jar,) = [c for c in map(copy_parts, RUNTIME.all("COPY")) if c[0].get("from") == "kstreams"]
     flags, (source,), dest = jar
-    # The operator's default (when it defines one) must be the path in the image.
-    assert dest == AGENT_JAR == getattr(settings, "KSTREAMS_AGENT_JAR", AGENT_JAR), dest
+    # The operator's default must be the path in the image.
+    assert dest == AGENT_JAR == operator_image.KSTREAMS_AGENT_JAR, dest
     (workdir,) = KSTREAMS.all("WORKDIR")
     assert source == f"{workdir}/target/{pom('artifactId')}-{pom('version')}.jar"
     # The init container runs as the image's user or the pod's, not as the owner (root).

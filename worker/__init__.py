@@ -24,9 +24,31 @@ transitions), ``failures``, ``restoring``, ``processing``, ``recovery``,
 ``report``, ``http``, ``config``, ``cli`` (the process); ``apps/`` (examples).
 """
 
-from segue.worker.processor import Context, ErrorPolicy, KeyValueStore, Processor, Record
-from segue.worker.serdes import BYTES, INT64, JSON, STRING, MalformedRecord, Serde
-from segue.worker.topology import StoreSpec, SubTopology, TopicSpec, Topology
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from segue.worker.processor import Context, ErrorPolicy, KeyValueStore, Processor, Record
+    from segue.worker.serdes import BYTES, INT64, JSON, STRING, MalformedRecord, Serde
+    from segue.worker.topology import StoreSpec, SubTopology, TopicSpec, Topology
+else:
+    import importlib
+
+    # Each name loads its module on first use (PEP 562): ``segue worker`` imports
+    # ``segue.worker.cli``, which ``segue --help`` imports for its one line of help.
+    _PARTS = {
+        "processor": ("Context", "ErrorPolicy", "KeyValueStore", "Processor", "Record"),
+        "serdes": ("BYTES", "INT64", "JSON", "STRING", "MalformedRecord", "Serde"),
+        "topology": ("StoreSpec", "SubTopology", "TopicSpec", "Topology"),
+    }
+    _HOMES = {name: part for part, names in _PARTS.items() for name in names}
+
+    def __getattr__(name: str) -> object:
+        if name not in _HOMES:
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        value = getattr(importlib.import_module(f"{__name__}.{_HOMES[name]}"), name)
+        globals()[name] = value  # looked up once
+        return value
+
 
 __all__ = [
     "BYTES",

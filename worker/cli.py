@@ -13,7 +13,6 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
-import logging
 import os
 import signal
 import sys
@@ -21,9 +20,8 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from segue.worker.logs import LOG_FORMAT_ENV
-
 HELP = "run a stream application's worker process"
+LOG_FORMAT_ENV = "SEGUE_LOG_FORMAT"  # the pod's default for --log-format (segue.worker.logs)
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -139,6 +137,8 @@ def load_topology(spec: str, kwargs: dict[str, str] | None = None) -> Any:
 
 
 def run(args: argparse.Namespace) -> int:
+    import logging
+
     from pydantic import ValidationError
 
     from segue.worker import config as worker_config

@@ -19,7 +19,6 @@ from typing import Any, Literal
 
 from segue.stderr_json import wrap_stderr
 
-LOG_FORMAT_ENV = "SEGUE_LOG_FORMAT"  # the pod's default for --log-format
 FIELDS = ("task", "generation")  # per-line fields a call may pass as ``extra``
 PLAIN = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 
-from segue.operator.settings import KSTREAMS_AGENT_JAR_ENV
+from segue.operator.image import KSTREAMS_AGENT_JAR_ENV
 from segue.stack.paths import KSTREAMS_JAR
 
 # Variables the runner passes from its own environment, as an image would set them.

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from segue.operator import cli
-from segue.operator.settings import KSTREAMS_AGENT_JAR
+from segue.operator.image import KSTREAMS_AGENT_JAR
 
 from .helm import container, render
 

@@ -12,10 +12,11 @@ import pytest
 from segue.operator import cli
 from segue.operator.act import agent, objects
 from segue.operator.api.names import TEMPLATE_HASH_LABEL
+from segue.operator.image import KSTREAMS_AGENT_JAR, KSTREAMS_AGENT_JAR_ENV
 from segue.operator.kstreams.group import Group
 from segue.operator.kstreams.pods import AGENT_MISSING, agent_missing, observe_pods
 from segue.operator.observe.pods import InitFailure, PodState
-from segue.operator.settings import KSTREAMS_AGENT_JAR, KSTREAMS_AGENT_JAR_ENV, KafkaStreamsAgent
+from segue.operator.settings import KafkaStreamsAgent
 
 from .test_objects import spec
 

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from segue.operator.settings import KSTREAMS_AGENT_JAR, KSTREAMS_AGENT_JAR_ENV
+from segue.operator.image import KSTREAMS_AGENT_JAR, KSTREAMS_AGENT_JAR_ENV
 from segue.stack.apps import Apps
 from tests.kstreams import app as kstreams_app
 from tests.operator.test_e2e_health import degraded

@@ -23,7 +23,7 @@ from kubernetes import client
 from segue.protocol import decode_configmap
 from segue.protocol.names import assignment_configmap, kafka_env_name
 from segue.stack.apps import Apps
-from segue.worker.logs import LOG_FORMAT_ENV
+from segue.worker.cli import LOG_FORMAT_ENV
 from tests.conftest import SaslLogin
 
 from .e2e import OperatorProcess, wait_for

@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from segue.cli import build_parser
-from segue.operator.settings import KSTREAMS_AGENT_JAR_ENV
+from segue.operator.image import KSTREAMS_AGENT_JAR_ENV
 from segue.stack import KafkaCluster, LocalStack, kubecontext
 from segue.stack.cli import demo_options
 from segue.stack.demo import steps
