@@ -15,9 +15,9 @@ from typing import Any
 from ortools.graph.python import min_cost_flow  # type: ignore[import-untyped]  # no py.typed
 
 # From this many arcs on, the network goes to the solver as numpy arrays, in one call;
-# a smaller one goes an arc at a time, which costs less than importing numpy would (tens
-# of milliseconds, paid by every ``segue assign``). The solver gets the same arcs in the
-# same order either way, so the same flow.
+# a smaller one goes an arc at a time, which costs less than importing numpy, a cost every
+# ``segue assign`` would pay (docs/ci.md, "CLI start-up"). The solver gets the same arcs in
+# the same order either way, so the same flow.
 ARRAY_ARCS = 10_000
 
 
