@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     )
     from .solve import assign
 else:
-    import importlib
+    from segue.protocol.lazy import exports
 
     # Each name loads its module on first use (PEP 562): ``segue assign`` imports
     # ``segue.assignor.cli``, and ``segue --help`` must not load the solver (numpy,
@@ -46,14 +46,7 @@ else:
         ),
         "solve": ("assign",),
     }  # fmt: skip
-    _HOMES = {name: part for part, names in _PARTS.items() for name in names}
-
-    def __getattr__(name: str) -> object:
-        if name not in _HOMES:
-            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-        value = getattr(importlib.import_module(f"{__name__}.{_HOMES[name]}"), name)
-        globals()[name] = value  # looked up once
-        return value
+    __getattr__ = exports(__name__, _PARTS)
 
 
 __all__ = [

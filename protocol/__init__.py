@@ -18,6 +18,8 @@ to that). docs/protocol.md is its prose; each module here is one part of it:
   which answer the plugin may use for a report;
 - :mod:`.history`: the history record the operator writes to Kafka and the what-if
   pipeline reads (the operator-pipeline contract).
+- :mod:`.lazy`: not the contract but its one standard-library helper every package's
+  ``__init__`` uses, exported names loaded on first use (so ``segue --help`` is quick).
 """
 
 from typing import TYPE_CHECKING
@@ -40,7 +42,7 @@ if TYPE_CHECKING:
     )
     from segue.protocol.tasks import Expansion, TaskId
 else:
-    import importlib
+    from segue.protocol.lazy import exports
 
     # Each name loads its module on first use (PEP 562): a part alone (the task ids of
     # ``segue assign``, the names of a worker's topology) then leaves the document's
@@ -53,14 +55,7 @@ else:
         ),
         "tasks": ("Expansion", "TaskId"),
     }  # fmt: skip
-    _HOMES = {name: part for part, names in _PARTS.items() for name in names}
-
-    def __getattr__(name: str) -> object:
-        if name not in _HOMES:
-            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-        value = getattr(importlib.import_module(f"{__name__}.{_HOMES[name]}"), name)
-        globals()[name] = value  # looked up once
-        return value
+    __getattr__ = exports(__name__, _PARTS)
 
 
 __all__ = [

@@ -28,25 +28,21 @@ if TYPE_CHECKING:
     from segue.stack.localstack import LocalStack
     from segue.stack.process import StackError
 else:
-    import importlib
+    from segue.protocol.lazy import exports
 
     # Each name loads its module on first use (PEP 562): ``segue stack`` imports
     # ``segue.stack.cli``, and ``segue --help`` must not load the stack (YAML,
     # cryptography, ...) with it.
-    _HOMES = {
-        "KafkaBroker": "kafka",
-        "KafkaCluster": "kafka_cluster",
-        "KubeControlPlane": "kube",
-        "LocalStack": "localstack",
-        "StackError": "process",
-    }
-
-    def __getattr__(name: str) -> object:
-        if name not in _HOMES:
-            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-        value = getattr(importlib.import_module(f"{__name__}.{_HOMES[name]}"), name)
-        globals()[name] = value  # looked up once
-        return value
+    __getattr__ = exports(
+        __name__,
+        {
+            "kafka": ("KafkaBroker",),
+            "kafka_cluster": ("KafkaCluster",),
+            "kube": ("KubeControlPlane",),
+            "localstack": ("LocalStack",),
+            "process": ("StackError",),
+        },
+    )
 
 
 __all__ = ["KafkaBroker", "KafkaCluster", "KubeControlPlane", "LocalStack", "StackError"]

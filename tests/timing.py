@@ -72,4 +72,6 @@ class FolderTimes:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    if not hasattr(config, "workerinput"):  # the run's own process, not an xdist worker
+        WAITS_FILE.unlink(missing_ok=True)  # this run's waits only
     config.pluginmanager.register(FolderTimes(), "segue-folder-times")

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from segue.worker.serdes import BYTES, INT64, JSON, STRING, MalformedRecord, Serde
     from segue.worker.topology import StoreSpec, SubTopology, TopicSpec, Topology
 else:
-    import importlib
+    from segue.protocol.lazy import exports
 
     # Each name loads its module on first use (PEP 562): ``segue worker`` imports
     # ``segue.worker.cli``, which ``segue --help`` imports for its one line of help.
@@ -40,14 +40,7 @@ else:
         "serdes": ("BYTES", "INT64", "JSON", "STRING", "MalformedRecord", "Serde"),
         "topology": ("StoreSpec", "SubTopology", "TopicSpec", "Topology"),
     }
-    _HOMES = {name: part for part, names in _PARTS.items() for name in names}
-
-    def __getattr__(name: str) -> object:
-        if name not in _HOMES:
-            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-        value = getattr(importlib.import_module(f"{__name__}.{_HOMES[name]}"), name)
-        globals()[name] = value  # looked up once
-        return value
+    __getattr__ = exports(__name__, _PARTS)
 
 
 __all__ = [
