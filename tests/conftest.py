@@ -194,7 +194,32 @@ def namespace(kube_api: object) -> Iterator[str]:
             pytest.fail(f"namespace {name}: no default ServiceAccount after 30s", pytrace=False)
         time.sleep(0.1)
     yield name
+    _release_streamapps(kube_api, name)
     core.delete_namespace(name)
+
+
+def _release_streamapps(kube_api: object, namespace: str) -> None:
+    """Take the operator's finalizer off the namespace's StreamApps, as docs/install.md
+    tells a user whose operator is gone: a test's operator stops before its namespace
+    is deleted, and a StreamApp that keeps the finalizer holds the namespace Terminating
+    for the rest of the run (the namespace controller retrying it all the while)."""
+    from kubernetes import client
+    from kubernetes.client import ApiException
+
+    from segue.operator.api import GROUP, PLURAL, VERSION
+
+    custom = client.CustomObjectsApi(kube_api)
+    try:
+        listed = custom.list_namespaced_custom_object(GROUP, VERSION, namespace, PLURAL)
+    except ApiException as exc:
+        if exc.status == 404:  # the CRD is not installed: no StreamApp can exist
+            return
+        raise
+    for item in listed["items"]:
+        if item["metadata"].get("finalizers"):
+            name = item["metadata"]["name"]
+            patch = {"metadata": {"finalizers": None}}
+            custom.patch_namespaced_custom_object(GROUP, VERSION, namespace, PLURAL, name, patch)
 
 
 @pytest.fixture

@@ -4,7 +4,8 @@ Beside pytest's own ``--durations`` (the slowest tests, set in ``pyproject.toml`
 terminal summary gets one line per test folder (``tests/<folder>``): its tests and the
 seconds their setup, call and teardown took, the session fixtures' start-up counted
 in the folder of the test that first needed them. ``docs/ci.md`` keeps the table. Every
-test's own seconds go to ``build/test-times.json`` (:data:`TIMES_FILE`), to compare runs,
+test's seconds, and its setup's, call's and teardown's, go to ``build/test-times.json``
+(:data:`TIMES_FILE`), to compare runs,
 and every wait of the end-to-end helpers (:func:`note_wait`) to ``build/test-waits.jsonl``:
 which test waited how long for what.
 """
@@ -43,6 +44,7 @@ class FolderTimes:
         self.seconds: dict[str, float] = defaultdict(float)
         self.tests: dict[str, set[str]] = defaultdict(set)
         self.each: dict[str, float] = defaultdict(float)
+        self.phases: dict[str, dict[str, float]] = defaultdict(dict)
 
     @pytest.hookimpl
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
@@ -50,6 +52,7 @@ class FolderTimes:
         self.seconds[folder] += report.duration
         self.tests[folder].add(report.nodeid)
         self.each[report.nodeid] += report.duration
+        self.phases[report.nodeid][report.when] = round(report.duration, 2)
 
     @pytest.hookimpl
     def pytest_terminal_summary(self, terminalreporter: TerminalReporter) -> None:
@@ -67,8 +70,9 @@ class FolderTimes:
         )
         out = terminalreporter.config.rootpath / TIMES_FILE
         out.parent.mkdir(parents=True, exist_ok=True)
-        ranked = dict(sorted(self.each.items(), key=lambda kv: -kv[1]))
-        out.write_text(json.dumps({k: round(v, 2) for k, v in ranked.items()}, indent=1) + "\n")
+        ranked = sorted(self.each.items(), key=lambda kv: -kv[1])
+        times = {k: {"seconds": round(v, 2), **self.phases[k]} for k, v in ranked}
+        out.write_text(json.dumps(times, indent=1) + "\n")
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -6,7 +6,7 @@
 source "$(dirname "$0")/common.sh"
 dest="$SEGUE_CACHE/kubernetes-$KUBERNETES_VERSION"
 if done_stamp "$dest"; then exit 0; fi
-log "building Kubernetes $KUBERNETES_VERSION (kube-apiserver, kube-controller-manager, kubectl); cold: ~15 min on 2 cores"
+log "building Kubernetes $KUBERNETES_VERSION (kube-apiserver, kube-controller-manager, kubectl); cold: about 7 min on 2 cores"
 work="$dest/src"
 mkdir -p "$work" "$dest/bin"
 cd "$work"
