@@ -34,7 +34,7 @@ from segue.worker.metrics import WorkerMetrics
 from segue.worker.state.layout import StateLayout
 from segue.worker.state.restore import RestoreError, Restorer
 from segue.worker.taskset import TaskSet
-from segue.worker.topics import Resolution, ResolvedSub, resolve
+from segue.worker.topics import Resolution, ResolvedSub, first_topics, resolve
 from segue.worker.topology import SubTopology, Topology
 from segue.worker.watchdog import bounded
 
@@ -85,10 +85,8 @@ class Worker:
         self._wake = threading.Event()
         self.stopping = threading.Event()
         self.sizes: dict[str, int] = {}
-        # Standby and learner copies of the applied generation still to start, one per
-        # loop turn, none while a new active restores or has its first transaction open:
-        # opening a store takes broker round trips, and a handover's new active must not
-        # wait behind them (issue 24).
+        # Standby and learner copies still to start, one a turn, none while a new active
+        # restores or opens its first transaction: it must not wait behind their stores.
         self._deferred: list[tuple[str, Role, int, ResolvedSub, SubTopology]] = []
 
     # -- input from the watcher thread --
@@ -198,19 +196,24 @@ class Worker:
         return self._resolve(self._expansions).subs
 
     def _resolve(self, expansions: Mapping[int, Expansion]) -> Resolution:
-        resolution = resolve(
-            self.topology, self.application_id, self.admin.partition_counts(), expansions
-        )
+        app, counts = self.application_id, self.admin.partition_counts
+        resolution = resolve(self.topology, app, counts(), expansions)
         if resolution.create:
             self.admin.create(resolution.create)
-            resolution = resolve(
-                self.topology, self.application_id, self.admin.partition_counts(), expansions
-            )
+            resolution = resolve(self.topology, app, counts(), expansions)
         return resolution
+
+    def _make_first_topics(self) -> None:
+        try:  # briefly: a broker that does not answer is the generation's to wait out
+            counts = self.admin.partition_counts(timeout=2.0)
+            self.admin.create(first_topics(self.topology, self.application_id, counts), 5.0)
+        except KafkaException as exc:  # the first generation makes them, and says why not
+            log.warning("internal topics not made at start: %s", self.admin.why(exc))
 
     # -- the loop --
 
     def run(self) -> None:
+        self._make_first_topics()
         last_report = last_ends = last_sizes = 0.0
         while not self.stopping.is_set():
             document = self._take_pending()

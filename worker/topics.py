@@ -137,3 +137,18 @@ def resolve(
                 create[name] = InternalTopic(name, sink.partitions or tasks)
                 planned[name] = sink.partitions or tasks
     return Resolution(subs, list(create.values()))
+
+
+def first_topics(
+    topology: Topology, application_id: str, partitions: Mapping[str, int]
+) -> list[InternalTopic]:
+    """The internal topics a new application makes as its workers start: with its
+    repartition topics in place, the operator's first generation counts every
+    sub-topology's tasks (otherwise it places only those whose sources exist, and a
+    second generation follows once a worker made the rest). An application that has
+    state (a changelog exists) makes none here: the sizes of its topics follow its
+    generation's partition map, so they wait for the generation."""
+    stores = {s.changelog(application_id) for sub in topology.subtopologies for s in sub.stores}
+    if stores & set(partitions):
+        return []
+    return resolve(topology, application_id, partitions, {}).create

@@ -1,17 +1,27 @@
-"""``segue status`` and ``kubectl segue status`` on a real scale-up (issue 27 item 4).
+"""A scale whose learners stall, as its users see it: ``segue status`` and
+``kubectl segue status``, and Prometheus' alert and dashboard (issue 27 items 2-4).
 
-WordCount runs on 2 pods with prefilled state and is scaled to 4, its learners paced so
-they restore for some seconds (``tests.faults.harness.scaling_up``). The commands run as
-a user runs them: subprocesses of the installed scripts with the test cluster's
-kubeconfig, reading through the API server alone. Learners restore at 10 records/s
-here (not the harness's 300), so the scale stays in flight for several reads until
-the test stops the input. While it
-is in flight the JSON shows the learners with their lag (and a rate once two reads saw
-one) and the pods' roles; the human form prints the same screen (docs/status.md shows
-one); once balanced, no learner is left and every pod is a settled member. Where the pod
-runner gives pods addresses the API server proxies to (``ipam.LinkIpam``: root, as in
-CI), every pod's ``/metrics`` is read through ``pods/proxy`` and the learners' progress
-comes from them.
+WordCount runs on 2 pods with prefilled state and is scaled to 4, its learners paced to
+10 records/s (``SEGUE_STANDBY_RESTORE_RATE``) while the input makes each changelog grow
+faster, so no learner catches up until the test stops the input. One scale, two kinds
+of watcher:
+
+- the status commands, run as a user runs them (subprocesses of the installed scripts
+  with the test cluster's kubeconfig, reading through the API server alone): while the
+  scale is in flight the JSON shows the learners with their lag (and a rate once two
+  reads saw one) and the pods' roles, the human form prints the same screen
+  (docs/status.md shows one); once balanced, no learner is left and every pod is a
+  settled member. Where the pod runner gives pods addresses the API server proxies to
+  (``ipam.LinkIpam``: root, as in CI), every pod's ``/metrics`` is read through
+  ``pods/proxy`` and the learners' progress comes from them;
+- the stack's Prometheus (``tests.monitoring.stalled``): ``SegueLearnerStalled`` must
+  fire naming the app, the task and the member, and clear once the input stopped and
+  the learners gain on their changelogs. While it fires (stateless tasks handed over,
+  learners stuck, the scale in flight), every panel of the chart's Grafana dashboard
+  runs over the test so far as Grafana runs it (``dashboard.assert_panels_have_data``:
+  no Grafana server, its queries are what is tested).
+
+Every count stays exact throughout.
 """
 
 from __future__ import annotations
@@ -34,17 +44,19 @@ import pytest
 from segue.stack.apps import Apps
 from segue.stack.kubelet.ipam import LinkIpam
 from tests.faults.harness import NAME, start
-from tests.operator.e2e import OperatorProcess
+from tests.monitoring.dashboard import assert_panels_have_data
+from tests.monitoring.stalled import STALLED, WINDOW, stalled, watching
+from tests.operator.e2e import OperatorProcess, wait_for
 
-pytestmark = [pytest.mark.e2e, pytest.mark.timeout(480)]
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(600)]
 
 # Records/s a learner restores (SEGUE_STANDBY_RESTORE_RATE) against input of INPUT lines/s:
-# its changelog grows about as fast as it restores, so it stays in flight for as many reads
-# as the test wants (at 20/s against 30 lines/s it was done within a second); once the
-# input stops, it catches up in tens of seconds.
+# its changelog grows faster than it restores, so it stays in flight for as many reads as
+# the test wants and makes no progress the alert's window long; once the input stops, it
+# catches up in tens of seconds.
 LEARNER_PACE = "10"
 INPUT = 100
-READS = 3  # reads that show learners before the input stops
+READS = 3  # reads that show learners before the test waits for the alert
 BIN = Path(sys.executable).parent  # segue, kubectl and kubectl-segue (make venv stack)
 
 
@@ -112,36 +124,74 @@ def kubectl_segue(kube: Any, namespace: str) -> str:
     return done.stdout
 
 
-def test_status_shows_learners_with_progress_then_none_once_balanced(
-    kafka: Any, apps: Apps, operator: OperatorProcess, pod_runner: Any, kube: Any
+def test_a_stalled_scale_shows_in_the_status_and_fires_its_alert_until_balanced(  # noqa: PLR0917
+    kafka: Any, apps: Apps, operator: OperatorProcess, pod_runner: Any, kube: Any, tmp_path: Path
 ) -> None:
     namespace = operator.namespace
-    run = start(
-        kafka, apps, operator, pod_runner, replicas=2, lines=6000, rate=INPUT,
-        env={"SEGUE_STANDBY_RESTORE_RATE": LEARNER_PACE},
-    )  # fmt: skip
     shots: list[dict[str, Any]] = []
-    try:
-        apps.scale(NAME, 4)
-        began = time.monotonic()
-        shots += watch(kube, namespace, 90, until=lambda shot: bool(shot["learners"]), interval=0.5)
-        screen = kubectl_segue(kube, namespace)  # the human form, learners in flight
-        took = time.monotonic() - began
-        (operator.log_dir / "status-screen.txt").write_text(screen)
-        while sum(1 for s in shots if s["learners"]) < READS and time.monotonic() - began < 150:
-            shots.append(status(kube, namespace))
-        run.producer.stop()  # the learners catch up now
-        while shots[-1]["learners"] and time.monotonic() - began < 240:
-            shots.append(status(kube, namespace))
-        run.balanced(4, timeout=240)
-        settled = status(kube, namespace, "--sample", "0")
-        watched = watch(kube, namespace, 6)
-    finally:
-        run.stop()
+    with watching(tmp_path, apps, operator) as prometheus:
+        began_wall = time.time()
+        run = start(
+            kafka, apps, operator, pod_runner, replicas=2, lines=3000, rate=INPUT,
+            env={"SEGUE_STANDBY_RESTORE_RATE": LEARNER_PACE},
+        )  # fmt: skip
+        try:
+            assert not stalled(prometheus, "pending")
+            assert not stalled(prometheus)
+            apps.scale(NAME, 4)
+            began = time.monotonic()
+            until = lambda shot: bool(shot["learners"])  # noqa: E731
+            shots += watch(kube, namespace, 90, until=until, interval=0.5)
+            screen = kubectl_segue(kube, namespace)  # the human form, learners in flight
+            took = time.monotonic() - began
+            (operator.log_dir / "status-screen.txt").write_text(screen)
+            while sum(1 for s in shots if s["learners"]) < READS and time.monotonic() - began < 150:
+                shots.append(status(kube, namespace))
+            wait_for(f"{STALLED} firing", lambda: stalled(prometheus), 180, run.why)
+            fired = time.monotonic() - began
+            (alert,) = stalled(prometheus)[:1]
+            # the pods are scraped too: the learner's own lag, as its worker reports it
+            labels = alert["labels"]
+            lag = f'segue_task_lag{{pod="{labels["member"]}",task="{labels["task"]}"}}'
+            assert prometheus.query(lag), lag
+            points = assert_panels_have_data(prometheus, namespace, NAME, began_wall, time.time())
+
+            run.stop()  # the input stops: the changelogs stop growing, the learners gain
+            stopped = time.monotonic()
+            wait_for(f"{STALLED} cleared", lambda: not stalled(prometheus), 180, run.why)
+            cleared = time.monotonic() - stopped
+            while shots[-1]["learners"] and time.monotonic() - began < 300:
+                shots.append(status(kube, namespace))
+            run.balanced(4, timeout=240)
+            settled = status(kube, namespace, "--sample", "0")
+            watched = watch(kube, namespace, 6)
+        finally:
+            run.stop()
+    run.finish()
     print(f"\n{len(shots)} reads; the screen {took:.1f}s into the scale:\n{screen}")
+    print(
+        f"{STALLED} (window {WINDOW}) fired {fired:.1f}s into the scale ({labels['task']} on "
+        f"{labels['member']}), cleared {cleared:.1f}s after the input stopped; dashboard "
+        f"points per panel: {points}"
+    )
     learning = [s for s in shots if s["learners"]]
     print(json.dumps(learning[:1], indent=1)[:4000])
 
+    assert (labels["namespace"], labels["app"]) == (namespace, NAME), alert
+    assert labels["member"] in {f"{NAME}-2", f"{NAME}-3"}, alert
+    words = alert["annotations"]["description"]
+    assert f"The learner of task {labels['task']} on {labels['member']}" in words, words
+    assert f"-n {namespace}" in words, words
+    assert_learners_shown(screen, shots, namespace)
+    if isinstance(pod_runner.ctx.ipam, LinkIpam):  # addresses the API server proxies to
+        assert_pods_read(screen, learning)
+    assert_settled(settled, watched)
+
+
+def assert_learners_shown(screen: str, shots: list[dict[str, Any]], namespace: str) -> None:
+    """The screen and the JSON reads of the scale in flight: the learners (the new pods)
+    with their lag and a rate, the pods joining, the reason the app waits."""
+    learning = [s for s in shots if s["learners"]]
     assert f"{NAME}  namespace {namespace}" in screen
     assert "LEARNER" in screen
     assert learning, f"no read showed a learner: {shots}"
@@ -161,10 +211,6 @@ def test_status_shows_learners_with_progress_then_none_once_balanced(
     assert any(learner["rate"] is not None for s in learning for learner in s["learners"]), learning
     assert first["waiting_for"].startswith(("Scaling", "Balanced=False")), first["waiting_for"]
     assert sum(p["active"] for p in first["pods"]) > 0
-    if isinstance(pod_runner.ctx.ipam, LinkIpam):  # addresses the API server proxies to
-        assert_pods_read(screen, learning)
-
-    assert_settled(settled, watched)
 
 
 def assert_settled(settled: dict[str, Any], documents: list[dict[str, Any]]) -> None:

@@ -20,7 +20,7 @@ from segue.worker.failures import unapplied
 from segue.worker.kafka import is_fenced
 from segue.worker.serdes import MalformedRecord
 from segue.worker.state.checkpoint import Checkpoint, CorruptCheckpoint, decode, encode
-from segue.worker.topics import resolve
+from segue.worker.topics import first_topics, resolve
 
 from .apps import wordcount_shape
 
@@ -100,6 +100,20 @@ def test_resolve_creates_internal_topics_sized_by_their_writer() -> None:
     assert next(t for t in res.create if t.name.endswith("changelog")).config == {
         "cleanup.policy": "compact"
     }
+
+
+def test_a_new_application_makes_its_internal_topics_before_its_first_generation() -> None:
+    made = first_topics(wordcount_shape(), "wc", {"text": 6, "out": 3})
+    assert {t.name: t.partitions for t in made} == {
+        "wc-words-repartition": 6,
+        "wc-counts-changelog": 6,
+    }
+    # Sources missing: nothing to size the topics by, nothing made.
+    assert first_topics(wordcount_shape(), "wc", {"out": 3}) == []
+    # State exists: the generation's partition map sizes what is missing, not the start.
+    grown = {"text": 12, "out": 3, "wc-counts-changelog": 6}
+    assert first_topics(wordcount_shape(), "wc", grown) == []
+    assert resolve(wordcount_shape(), "wc", grown, {}).create  # a generation would make it
 
 
 def test_resolve_refuses_subtopologies_it_cannot_run() -> None:
