@@ -43,16 +43,14 @@ class FolderTimes:
     def __init__(self) -> None:
         self.seconds: dict[str, float] = defaultdict(float)
         self.tests: dict[str, set[str]] = defaultdict(set)
-        self.each: dict[str, float] = defaultdict(float)
-        self.phases: dict[str, dict[str, float]] = defaultdict(dict)
+        self.phases: dict[str, dict[str, float]] = defaultdict(dict)  # test -> when -> s
 
     @pytest.hookimpl
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         folder = folder_of(report.nodeid)
         self.seconds[folder] += report.duration
         self.tests[folder].add(report.nodeid)
-        self.each[report.nodeid] += report.duration
-        self.phases[report.nodeid][report.when] = round(report.duration, 2)
+        self.phases[report.nodeid][report.when] = report.duration
 
     @pytest.hookimpl
     def pytest_terminal_summary(self, terminalreporter: TerminalReporter) -> None:
@@ -70,9 +68,13 @@ class FolderTimes:
         )
         out = terminalreporter.config.rootpath / TIMES_FILE
         out.parent.mkdir(parents=True, exist_ok=True)
-        ranked = sorted(self.each.items(), key=lambda kv: -kv[1])
-        times = {k: {"seconds": round(v, 2), **self.phases[k]} for k, v in ranked}
-        out.write_text(json.dumps(times, indent=1) + "\n")
+        times = {
+            test: {"seconds": round(sum(phases.values()), 2)}
+            | {when: round(s, 2) for when, s in phases.items()}
+            for test, phases in self.phases.items()
+        }
+        ranked = dict(sorted(times.items(), key=lambda kv: -kv[1]["seconds"]))
+        out.write_text(json.dumps(ranked, indent=1) + "\n")
 
 
 def pytest_configure(config: pytest.Config) -> None:
