@@ -88,6 +88,10 @@ def active_arcs(
     weight = task_weight(problem, task, tiers)
     hub = tiers.cost(1, weight, PREFER_NONE)
     own = problem.owner[task]
+    copies = problem.lags[task] or problem.learners[task] or problem.standbys[task]
+    if not (problem.stateful[task] and copies):
+        # no copy anywhere but the owner's (most tasks of a large request): its one arc
+        return hub, ((position[own], 0),) if own in position else ()
     arcs: dict[int, int] = {}
     if own in position:
         arcs[position[own]] = 0

@@ -9,6 +9,7 @@ lower tier can reach. When state sizes are large the product would overflow the 
 
 from __future__ import annotations
 
+import operator
 from dataclasses import dataclass
 
 COST_LIMIT = 1 << 60  # headroom below int64 for the solver's own sums and scaling
@@ -22,7 +23,9 @@ class Tiers:
     quantum: int
 
     def cost(self, *values: int) -> int:
-        return sum(v * w for v, w in zip(values, self.weights, strict=True))
+        if len(values) != len(self.weights):
+            raise ValueError(f"{len(values)} tier values for {len(self.weights)} tiers")
+        return sum(map(operator.mul, values, self.weights))
 
 
 def fold(maxima: list[int], bytes_tier: int | None = None, bytes_total: int = 0) -> Tiers:

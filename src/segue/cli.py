@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -56,6 +57,9 @@ class _Version(argparse.Action):
 
 
 def main(argv: Sequence[str] | None = None, prog: str = "segue") -> int:
+    # Segue uses no pydantic plugin; looking for them reads every installed package's
+    # entry points, which cost a CLI run more than its own imports. A user's own setting wins.
+    os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
     words = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser(prog, words[0] if words else None)
     args = parser.parse_args(words)

@@ -236,8 +236,12 @@ WORDS = 600  # distinct words: each counting task holds about WORDS / tasks coun
 
 
 def produce_lines(bootstrap: str, records: int, *, words: int, tag: str) -> dict[str, int]:
-    """``records`` lines as fast as the broker takes them; word -> lines sent."""
-    producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 20})
+    """``records`` lines as fast as the broker takes them; word -> lines sent. Idempotent:
+    a produce request retried after a timeout (a busy broker under a burst) would
+    otherwise write its lines twice, and the app would rightly count them twice."""
+    producer = Producer(
+        {"bootstrap.servers": bootstrap, "linger.ms": 20, "enable.idempotence": True}
+    )
     sent: dict[str, int] = {}
     for i in range(records):
         word = f"w{i % words}"
