@@ -7,10 +7,11 @@ nothing for 44.7 s right after a 5 -> 3 (docs/kafka-streams.md, "A pod that goes
 Two observations of it. The broker's own record (its group coordinator's log): the leaving
 member left through a ``LeaveGroup`` request and no member of the group was removed for
 a session or heartbeat that ran out. And the input's commits: no partition stood still
-for a heartbeat interval (3 s, Kafka's default, left as it is), which any wait on a member
-that has not rejoined, let alone on its session, would exceed. What a partition does
-stop for is the one rebalance of the departure, Kafka Streams' own handover of a moved
-task: 0.5-1.5 s on the host docs/benchmarks.md names, up to 2.3 s on one half as fast."""
+for a heartbeat interval (3 s, Kafka's default, left as it is), as a rebalance held for a
+member's next heartbeat would at worst, and one held for its session (45 s) always. What
+a partition does stop for is the one rebalance of the departure, Kafka Streams' own
+handover of a moved task: 0.5-1.5 s on the host docs/benchmarks.md names, up to 2.3 s on
+one half as fast."""
 
 from __future__ import annotations
 
