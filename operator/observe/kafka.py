@@ -10,8 +10,10 @@ many tasks a sub-topology has and whether its sources grew.
 
 One :class:`KafkaView` wraps one ``AdminClient`` for the operator's lifetime
 (librdkafka keeps its connections and metadata warm). Every failure raises
-:class:`KafkaObserveError` naming the topic or partition; nothing is retried or
-guessed here, the caller decides what a missing answer means.
+:class:`KafkaObserveError` naming the topic or partition; the caller decides what a
+missing answer means. One thing is retried here, as Kafka's Java admin client does: a
+partition whose broker says it is not (or not yet) the leader is asked again for up to
+:data:`LEADER_WAIT` seconds, the moment a new partition's leader takes to be known.
 """
 
 from __future__ import annotations
@@ -41,6 +43,13 @@ COORDINATOR_MOVING = (
     KafkaError.COORDINATOR_LOAD_IN_PROGRESS,
     KafkaError.COORDINATOR_NOT_AVAILABLE,
 )
+
+
+# Answers that only mean "ask the partition's new leader": a partition just created or
+# just moved. Asked again (librdkafka has refreshed its metadata by then) until LEADER_WAIT.
+LEADER_MOVING = (KafkaError.NOT_LEADER_FOR_PARTITION, KafkaError.LEADER_NOT_AVAILABLE)
+LEADER_WAIT = 2.0  # seconds; a broker that lost its leaderships for longer is said
+LEADER_RETRY = 0.1  # seconds between asks
 
 
 class KafkaObserveError(Exception):
@@ -251,32 +260,55 @@ class KafkaView:
     def offsets_answered(
         self, partitions: Mapping[str, int], which: str, isolation: IsolationLevel, label: str
     ) -> tuple[dict[tuple[str, int], int], dict[tuple[str, int], str]]:
-        """One ListOffsets call (``which``: ``latest`` or ``earliest``): the offsets of
-        the partitions that answered, and why each other one did not. Raises only if
-        the call as a whole fails."""
+        """ListOffsets (``which``: ``latest`` or ``earliest``): the offsets of the
+        partitions that answered, and why each other one did not. A partition whose
+        leader is moving is asked again until it answers or :data:`LEADER_WAIT` passes.
+        Raises only if a call as a whole fails."""
+        wanted = [(topic, p) for topic, n in partitions.items() for p in range(n)]
+        out: dict[tuple[str, int], int] = {}
+        failed: dict[tuple[str, int], str] = {}
+        deadline = time.monotonic() + min(LEADER_WAIT, self.timeout)
+        while wanted:
+            answered, refused, moving = self._ask(wanted, which, isolation, label)
+            out.update(answered)
+            for where in answered:
+                failed.pop(where, None)
+            failed.update(refused)
+            if not moving or time.monotonic() + LEADER_RETRY > deadline:
+                break
+            time.sleep(LEADER_RETRY)
+            wanted = moving
+        return out, failed
+
+    def _ask(
+        self, wanted: list[tuple[str, int]], which: str, isolation: IsolationLevel, label: str
+    ) -> tuple[dict[tuple[str, int], int], dict[tuple[str, int], str], list[tuple[str, int]]]:
+        """One ListOffsets call for ``wanted``: the offsets answered, why each other
+        partition was refused, and which of those have a leader moving (to ask again)."""
         spec: Any = getattr(OffsetSpec, which)  # untyped in confluent-kafka's stubs
-        request = {
-            TopicPartition(topic, p): spec() for topic, n in partitions.items() for p in range(n)
-        }
-        if not request:
-            return {}, {}
+        request = {TopicPartition(topic, p): spec() for topic, p in wanted}
         try:
             futures = self.admin.list_offsets(
                 request, isolation_level=isolation, request_timeout=self.timeout
             )
         except KafkaException as exc:
-            raise self._failed(f"{label} offsets of {dict(partitions)}", exc) from exc
+            asked = sorted({t for t, _ in wanted})
+            raise self._failed(f"{label} offsets of {asked}", exc) from exc
         out: dict[tuple[str, int], int] = {}
         failed: dict[tuple[str, int], str] = {}
+        moving: list[tuple[str, int]] = []
         for tp, future in sorted(futures.items(), key=lambda kv: (kv[0].topic, kv[0].partition)):
             where = (tp.topic, tp.partition)
             try:
                 out[where] = int(future.result(timeout=self.timeout).offset)
             except KafkaException as exc:
                 failed[where] = _reason(exc)
+                error = exc.args[0] if exc.args else None
+                if isinstance(error, KafkaError) and error.code() in LEADER_MOVING:
+                    moving.append(where)
             except TimeoutError:
                 failed[where] = f"no answer in {self.timeout}s"
-        return out, failed
+        return out, failed, moving
 
 
 def _weakly(method: Callable[[KafkaError], None]) -> Callable[[KafkaError], None]:
