@@ -55,6 +55,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from .build import screen
     from .fetch import NotFound, connect, read
+    from .interrupts import INTERRUPTED, watch, write_stdout
     from .progress import Rates
     from .render import CLEAR, render
 
@@ -75,14 +76,11 @@ def run(args: argparse.Namespace) -> int:
                 time.sleep(args.sample)
             sys.stdout.write(once())
             return 0
-        while True:
-            began = time.monotonic()
-            text = once()
-            sys.stdout.write(text if args.output == "json" else CLEAR + text)
-            sys.stdout.flush()
-            time.sleep(max(0.0, args.interval - (time.monotonic() - began)))
+        if args.output != "json":
+            return watch(lambda: CLEAR + once(), args.interval, write_stdout)
+        return watch(once, args.interval, write_stdout)
     except NotFound as exc:
         print(f"segue status: {exc}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
-        return 130
+        return INTERRUPTED

@@ -21,6 +21,7 @@ from .build import Pod, Read
 from .model import EventRow
 
 PROXY_TIMEOUT = 3.0  # seconds for one pod's /metrics through the proxy
+API_TIMEOUT = 10.0  # seconds for one read of the StreamApp, its pods or its events
 PARALLEL = 8  # pods read at once
 
 
@@ -62,7 +63,9 @@ def read(api: Any, namespace: str, app: str) -> Read:
     custom: Any = client.CustomObjectsApi(api)
     core: Any = client.CoreV1Api(api)
     try:
-        obj = custom.get_namespaced_custom_object(GROUP, VERSION, namespace, PLURAL, app)
+        obj = custom.get_namespaced_custom_object(
+            GROUP, VERSION, namespace, PLURAL, app, _request_timeout=API_TIMEOUT
+        )
     except ApiException as exc:
         if exc.status == 404:
             raise NotFound(f"no StreamApp {app!r} in namespace {namespace!r}") from exc
@@ -73,7 +76,9 @@ def read(api: Any, namespace: str, app: str) -> Read:
     reports: dict[str, WorkerReport | str] = {}
     running: list[str] = []
     for item in sorted(
-        core.list_namespaced_pod(namespace, label_selector=selector).items,
+        core.list_namespaced_pod(
+            namespace, label_selector=selector, _request_timeout=API_TIMEOUT
+        ).items,
         key=lambda p: p.metadata.name,
     ):
         name, deleting = item.metadata.name, item.metadata.deletion_timestamp is not None
@@ -88,7 +93,9 @@ def read(api: Any, namespace: str, app: str) -> Read:
             pages = pool.map(lambda pod: metrics(core, namespace, pod, port), running)
             reports.update(zip(running, pages, strict=True))
     selector = f"involvedObject.name={app},involvedObject.kind=StreamApp"
-    listed = core.list_namespaced_event(namespace, field_selector=selector).items
+    listed = core.list_namespaced_event(
+        namespace, field_selector=selector, _request_timeout=API_TIMEOUT
+    ).items
     events = [_event(e) for e in listed]
     return Read(app, namespace, obj, pods, events, reports)
 

@@ -83,8 +83,11 @@ def watch(
     load and could miss them."""
     argv = [str(BIN / "segue"), "status", NAME, "-n", namespace, "--watch", "-o", "json"]
     argv += ["--interval", str(interval), "--kubeconfig", str(kube.kubeconfig)]
+    # PYTHONFAULTHANDLER: a process that does not stop on Ctrl-C is sent SIGABRT, and its
+    # threads' stacks end up in the failure's message.
+    env = {**os.environ, "PYTHONFAULTHANDLER": "1"}
     with tempfile.TemporaryFile("w+") as err:  # drained by the OS, read at the end
-        proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=err, text=True)
+        proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=err, text=True, env=env)
         lines: queue.Queue[str] = queue.Queue()
 
         def pump() -> None:
@@ -105,7 +108,14 @@ def watch(
                     break
         finally:
             proc.send_signal(signal.SIGINT)
-            proc.wait(timeout=30)
+            try:
+                proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                proc.send_signal(signal.SIGABRT)
+                proc.wait(timeout=30)
+                err.seek(0)
+                stacks = err.read()
+                raise AssertionError(f"segue status --watch ignored Ctrl-C:\n{stacks}") from None
             reader.join(timeout=30)
         while not lines.empty():
             shown.append(json.loads(lines.get()))
