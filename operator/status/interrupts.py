@@ -3,7 +3,7 @@
 A ``KeyboardInterrupt`` raised wherever the main thread happens to be can land inside a
 read: in the thread pool that reads the pods' metrics, or in the HTTP client's connection
 pool between a lock's acquire and the block that releases it (CPython's with-statement
-window, bpo-29988). The process then waits at exit for a lock nobody releases. So the
+window, bpo-29988), and the process can then wait at exit for a lock nobody releases. So the
 first Ctrl-C only asks the loop to stop: a read in flight finishes (each of its calls is
 bounded), nothing more is printed, the command exits 130. A Ctrl-C during the pause
 between reads, when nothing is in flight, or a second one, interrupts at once.
