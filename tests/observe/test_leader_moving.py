@@ -4,7 +4,8 @@ only such a partition, for at most ``LEADER_WAIT`` seconds.
 The broker's side of this (a new topic's "not leader" for a moment) is a race a real
 broker shows only sometimes (``test_kafka_view.py`` asks a new topic at once); here an
 admin client that answers as scripted makes the loop's every branch happen. The
-``AdminClient`` under the view is real but never connects (no call reaches it)."""
+``AdminClient`` under the view is real, pointed at a port where nothing listens, and
+quiet about it (``log_level`` 0); no call reaches it."""
 
 from __future__ import annotations
 
@@ -54,7 +55,7 @@ class ScriptedAdmin:
 
 @pytest.fixture
 def view() -> Any:
-    with KafkaView("127.0.0.1:1", timeout=5.0) as v:
+    with KafkaView("127.0.0.1:1", {"log_level": "0"}, timeout=5.0) as v:
         yield v
 
 
