@@ -94,7 +94,10 @@ def test_a_stuck_task_never_stalls_the_others(
         ended = time.time()
         assert worker.proc is not None
         assert worker.proc.poll() is None, f"the worker exited:\n{worker.log()[-4000:]}"
-        time.sleep(10)  # 0_1 retries and runs again
+        lifted = processed(worker, ["0_1"])
+        worker.wait_for(  # 0_1 retries and runs again, on live input
+            "0_1 processing again", lambda: processed(worker, ["0_1"]) >= lifted + 200
+        )
         produced = producer.stop()
         records = read_committed(bootstrap, output, lambda r: len(r) >= produced, timeout=180)
     finally:
