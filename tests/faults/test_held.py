@@ -28,6 +28,7 @@ from typing import Any
 
 import pytest
 from confluent_kafka import Producer
+from prometheus_client.parser import text_string_to_metric_families
 
 from segue.operator.scaling.hanging import BOUND
 from segue.stack.apps import Apps
@@ -52,6 +53,16 @@ def command(message: str, verb: str) -> list[str]:
     found = re.findall(r"`(kafka-transactions\.sh [^`]*)`", message)
     line = next(c for c in found if f" {verb} " in c)
     return [str(TOOL), *shlex.split(line)[1:]]
+
+
+def looks(operator: OperatorProcess) -> float:
+    """The operator's steps of the app so far (its reconcile duration's count)."""
+    labels = {"namespace": operator.namespace, "app": NAME}
+    for family in text_string_to_metric_families(operator.metrics()):
+        for s in family.samples:
+            if s.name == "segue_operator_reconcile_duration_seconds_count" and s.labels == labels:
+                return float(s.value)
+    return 0.0
 
 
 def _run(argv: list[str]) -> subprocess.CompletedProcess[str]:
@@ -89,7 +100,8 @@ def test_a_held_sink_partition_is_said_with_its_commands_and_clears_once_aborted
         assert f"--bootstrap-server {bootstrap} find-hanging {where}`" in message
         wait_event(apps, NAME, "TransactionHanging", message, 10)
         assert apps.balanced(NAME, 2)  # the app itself is not broken
-        time.sleep(4)  # two more looks: said once
+        seen = looks(operator)
+        wait_for("two more looks", lambda: looks(operator) >= seen + 2, 10, why)  # said once
         assert apps.event_counts(NAME)["TransactionHanging"] == [1]
 
         found = _run(command(message, "find-hanging"))

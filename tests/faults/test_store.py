@@ -32,7 +32,7 @@ from segue.protocol import reports
 from segue.stack.apps import Apps
 from tests.operator.e2e import OperatorProcess, wait_for
 
-from .harness import METRICS_PORT, NAME, FaultRun, running_actives, sigkill, start
+from .harness import METRICS_PORT, NAME, RESUME_BOUND, FaultRun, running_actives, sigkill, start
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
 AFTER_KILL = 0.5  # seconds: more than Progress's sampling interval
@@ -99,6 +99,17 @@ def corrupt(store: Path) -> int:
     return hit
 
 
+def goes_on_counting(run: FaultRun, damage: str) -> float:
+    """Seconds until every task of the app has committed since now, the store's damage
+    done: a running worker does not notice it until it opens the store again."""
+    since = time.monotonic()
+
+    def counted() -> bool:
+        return all(any(t > since for t in times) for times in run.progress.advances().values())
+
+    return wait_for(f"every task committing on the {damage} store", counted, RESUME_BOUND, run.why)
+
+
 def kill_and_recover(run: FaultRun, pod: str) -> tuple[float, float, WorkerReport]:
     """SIGKILL the pod's worker: seconds from the kill until every task of the app
     commits again and until the restarted worker runs all its actives; its page then."""
@@ -127,7 +138,7 @@ def test_a_corrupt_and_a_deleted_store_are_restored_from_the_changelog(
         damaged = stores(state_dir(pod_runner, apps, first, run.app_id))
         assert damaged, f"{first} has no counting store"
         assert all(corrupt(store) for store in damaged)
-        time.sleep(2)  # it goes on counting on its open files and memory
+        goes_on_counting(run, "corrupt")  # on its open files and memory
         corrupt_resumed, corrupt_running, page = kill_and_recover(run, first)
         damaged_tasks = {s.parent.name for s in damaged}
         assert damaged_tasks <= wiped(apps, first), (damaged_tasks, wiped(apps, first))
@@ -140,7 +151,7 @@ def test_a_corrupt_and_a_deleted_store_are_restored_from_the_changelog(
         deleted = {s.parent.name for s in stores(directory)}
         assert deleted, f"{second} has no counting store"
         shutil.rmtree(directory)
-        time.sleep(2)
+        goes_on_counting(run, "deleted")
         deleted_resumed, deleted_running, page = kill_and_recover(run, second)
         deleted_restored = sum(page.restored_records.values())
         assert deleted_restored > 0

@@ -26,6 +26,7 @@ Every count stays exact throughout.
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import queue
@@ -124,6 +125,13 @@ def watch(
     return shown
 
 
+def refreshed(documents: int) -> Callable[[dict[str, Any]], bool]:
+    """A ``watch`` stop: true once ``documents`` documents were printed, the watch has
+    refreshed, rather than watching a settled app for a fixed time."""
+    seen = itertools.count(1)
+    return lambda _: next(seen) >= documents
+
+
 def kubectl_segue(kube: Any, namespace: str) -> str:
     """``kubectl segue status``: kubectl finds the wheel's ``kubectl-segue`` on the PATH."""
     env = {**os.environ, "PATH": f"{BIN}:{os.environ.get('PATH', '')}"}
@@ -174,7 +182,7 @@ def test_a_stalled_scale_shows_in_the_status_and_fires_its_alert_until_balanced(
                 shots.append(status(kube, namespace))
             run.balanced(4, timeout=240)
             settled = status(kube, namespace, "--sample", "0")
-            watched = watch(kube, namespace, 6)
+            watched = watch(kube, namespace, 6, until=refreshed(2))
         finally:
             run.stop()
     run.finish()
