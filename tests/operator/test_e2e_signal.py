@@ -41,6 +41,7 @@ def test_the_signal_follows_steady_input_and_falls_to_zero_when_it_stops(
     why = diagnose(apps, "wc", operator, pod_runner)
     wait_for("2 pods balanced", lambda: apps.balanced("wc", 2), 120, why)
     producer = text_input(kafka.bootstrap_servers, source, words=60, rate=RATE)
+    began = time.time()  # the clock of the operator's sample times
     producer.start()
     seen: list[dict[str, float]] = []
 
@@ -55,7 +56,18 @@ def test_the_signal_follows_steady_input_and_falls_to_zero_when_it_stops(
 
     try:
         wait_for("the input rate measured", steady, 90, lambda: f"{seen[-3:]}\n{why()}")
-        time.sleep(WINDOW_SECONDS)  # the window now holds steady input only
+
+        def steady_only() -> bool:
+            """The window holds steady input only: it starts at the newest sample at or
+            before its newest minus WINDOW_SECONDS, so at or after any sample seen there,
+            and one seen there was taken after the first record."""
+            g = gauges(operator, apps.namespace, "wc")
+            seen.append(g)
+            start = g["segue_app_signal_timestamp_seconds"] - WINDOW_SECONDS
+            taken = (s.get("segue_app_signal_timestamp_seconds", 0.0) for s in seen)
+            return any(began <= t <= start for t in taken)
+
+        wait_for("a window of steady input only", steady_only, 60, lambda: f"{seen[-3:]}\n{why()}")
         for _ in range(8):  # it stays sane under steady input, not just once
             g = gauges(operator, apps.namespace, "wc")
             assert g["segue_app_input_lag_records"] >= 0
