@@ -4,6 +4,7 @@ plugin goes in as the operator puts it in, a ``-javaagent`` (docs/kafka-streams.
 
 from __future__ import annotations
 
+import functools
 import os
 import subprocess
 import urllib.request
@@ -26,16 +27,29 @@ def _mvn(project: Path, *goals: str) -> None:
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
 
 
+def _stale(output: Path, *sources: Path) -> bool:
+    """Whether ``output`` is missing or older than a file of ``sources`` (make's rule)."""
+    if not output.exists():
+        return True
+    built = output.stat().st_mtime
+    files = (f for s in sources for f in ([s] if s.is_file() else s.rglob("*")) if f.is_file())
+    return any(f.stat().st_mtime > built for f in files)
+
+
+@functools.cache
 def build() -> tuple[Path, str]:
-    """(the plugin jar, the example's classpath)."""
-    _mvn(PLUGIN, "-DskipTests", "package")
+    """(the plugin jar, the example's classpath), built once per test session: every test
+    runs the same sources. The jar is rebuilt only when older than its sources, as
+    ``make agent`` does (``make kstreams`` restores it fresh from its cache)."""
+    jar = PLUGIN / "target" / "segue-kstreams-0.1.0.jar"
+    if _stale(jar, PLUGIN / "pom.xml", PLUGIN / "src" / "main"):
+        _mvn(PLUGIN, "-DskipTests", "package")
     _mvn(
         EXAMPLE,
         "package",
         "dependency:build-classpath",
         "-Dmdep.outputFile=target/classpath.txt",
     )
-    jar = PLUGIN / "target" / "segue-kstreams-0.1.0.jar"
     classpath = (EXAMPLE / "target" / "classpath.txt").read_text().strip()
     return jar, f"{EXAMPLE / 'target' / 'kstreams-wordcount-0.1.0.jar'}:{classpath}"
 

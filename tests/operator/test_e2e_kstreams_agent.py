@@ -19,7 +19,7 @@ from tests.kstreams import app as kstreams_app
 from tests.operator.test_e2e_health import degraded
 
 from .e2e import OperatorProcess, wait_event, wait_for
-from .test_e2e_kstreams import wordcount
+from .test_e2e_kstreams import SMALL_JVM, wordcount
 
 pytestmark = [pytest.mark.e2e, pytest.mark.kstreams, pytest.mark.timeout(600)]
 
@@ -39,7 +39,7 @@ def test_a_missing_agent_jar_is_said_and_a_fixed_flag_replaces_the_stuck_pods(  
     agent = ("--kstreams-agent-image", "segue:dev")
     wrong = OperatorProcess(kube.kubeconfig, namespace, tmp_path, *agent, name="wrong").start()
     try:
-        body, _, _ = wordcount(kafka, tmp_path, classpath)
+        body, _, _ = wordcount(kafka, tmp_path, classpath, java_options=SMALL_JVM)
         apps.create(body)
 
         def why() -> str:
