@@ -63,14 +63,15 @@ bench: venv stack compiled
 COMPILED := $(CURDIR)/build/compiled
 compiled: $(COMPILED)/.built
 # A build of the same sources, setup.py and pyproject.toml (the mypy pin) by the same
-# Python is restored from $(SEGUE_CACHE) instead (tools/cached_build.py).
+# Python is restored from $(SEGUE_CACHE) instead (tools/cached_build.py); the step names
+# its paths relative to the clone, so a clone elsewhere finds the same key.
 COMPILED_SOURCES := src assignor operator pipeline protocol worker
 $(COMPILED)/.built: $(VENV)/.installed setup.py $(shell find $(COMPILED_SOURCES) -name '*.py')
 	$(BIN)/python tools/cached_build.py compiled \
-	  --inputs setup.py pyproject.toml $(COMPILED_SOURCES) --outputs $(COMPILED) \
+	  --inputs setup.py pyproject.toml $(COMPILED_SOURCES) --outputs build/compiled \
 	  --key "$$($(BIN)/python -VV)" \
-	  -- bash -c 'rm -rf $(COMPILED) && SEGUE_MYPYC=1 $(BIN)/pip install --quiet \
-	    --disable-pip-version-check --no-build-isolation --no-deps --target $(COMPILED) .'
+	  -- bash -c 'rm -rf build/compiled && SEGUE_MYPYC=1 $(BIN)/pip install --quiet \
+	    --disable-pip-version-check --no-build-isolation --no-deps --target build/compiled .'
 	touch $@
 
 # Not in bench: half an hour of random scale events, pod kills and broker restarts.
