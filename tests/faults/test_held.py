@@ -28,7 +28,6 @@ from typing import Any
 
 import pytest
 from confluent_kafka import Producer
-from prometheus_client.parser import text_string_to_metric_families
 
 from segue.operator.scaling.hanging import BOUND
 from segue.stack.apps import Apps
@@ -41,6 +40,7 @@ pytestmark = [pytest.mark.e2e, pytest.mark.timeout(360)]
 
 TOOL = Path(sys.executable).parent / "kafka-transactions.sh"  # stack/install/bin.sh
 PARTITION = 3
+STEPS = "segue_operator_reconcile_duration_seconds_count"  # one per operator step of an app
 
 
 def ended(apps: Apps) -> tuple[str, str, str]:
@@ -57,12 +57,7 @@ def command(message: str, verb: str) -> list[str]:
 
 def looks(operator: OperatorProcess) -> float:
     """The operator's steps of the app so far (its reconcile duration's count)."""
-    labels = {"namespace": operator.namespace, "app": NAME}
-    for family in text_string_to_metric_families(operator.metrics()):
-        for s in family.samples:
-            if s.name == "segue_operator_reconcile_duration_seconds_count" and s.labels == labels:
-                return float(s.value)
-    return 0.0
+    return operator.samples(NAME, STEPS).get(STEPS, 0.0)
 
 
 def _run(argv: list[str]) -> subprocess.CompletedProcess[str]:

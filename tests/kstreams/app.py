@@ -10,9 +10,10 @@ import subprocess
 import urllib.request
 from pathlib import Path
 
+from segue.stack.paths import KSTREAMS_JAR
+
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "kafka-streams"
-PLUGIN = ROOT / "kstreams"
 
 
 def _mvn(project: Path, *goals: str) -> None:
@@ -27,23 +28,15 @@ def _mvn(project: Path, *goals: str) -> None:
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
 
 
-def _stale(output: Path, *sources: Path) -> bool:
-    """Whether ``output`` is missing or older than a file of ``sources`` (make's rule)."""
-    if not output.exists():
-        return True
-    built = output.stat().st_mtime
-    files = (f for s in sources for f in ([s] if s.is_file() else s.rglob("*")) if f.is_file())
-    return any(f.stat().st_mtime > built for f in files)
-
-
 @functools.cache
 def build() -> tuple[Path, str]:
     """(the plugin jar, the example's classpath), built once per test session: every test
-    runs the same sources. The jar is rebuilt only when older than its sources, as
-    ``make agent`` does (``make kstreams`` restores it fresh from its cache)."""
-    jar = PLUGIN / "target" / "segue-kstreams-0.1.0.jar"
-    if _stale(jar, PLUGIN / "pom.xml", PLUGIN / "src" / "main"):
-        _mvn(PLUGIN, "-DskipTests", "package")
+    runs the same sources. The jar comes from ``make agent``, which rebuilds it only when
+    its sources are newer (``make kstreams`` restores it fresh from its cache)."""
+    done = subprocess.run(
+        ["make", "-s", "agent"], cwd=ROOT, capture_output=True, text=True, timeout=600, check=False
+    )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     _mvn(
         EXAMPLE,
         "package",
@@ -51,7 +44,7 @@ def build() -> tuple[Path, str]:
         "-Dmdep.outputFile=target/classpath.txt",
     )
     classpath = (EXAMPLE / "target" / "classpath.txt").read_text().strip()
-    return jar, f"{EXAMPLE / 'target' / 'kstreams-wordcount-0.1.0.jar'}:{classpath}"
+    return KSTREAMS_JAR, f"{EXAMPLE / 'target' / 'kstreams-wordcount-0.1.0.jar'}:{classpath}"
 
 
 def start(

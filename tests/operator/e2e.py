@@ -13,6 +13,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from prometheus_client.parser import text_string_to_metric_families
+
 from segue.operator.api import GROUP, VERSION
 from segue.stack.apps import Apps
 from segue.stack.process import free_port
@@ -79,6 +81,17 @@ class OperatorProcess:
         url = f"http://127.0.0.1:{self.metrics_port}/metrics"
         with urllib.request.urlopen(url, timeout=5) as reply:
             return reply.read().decode()
+
+    def samples(self, app: str, prefix: str = "segue_app_") -> dict[str, float]:
+        """The app's samples on the operator's /metrics whose name starts with ``prefix``
+        (labelled by the namespace and the app alone)."""
+        labels = {"namespace": self.namespace, "app": app}
+        return {
+            s.name: float(s.value)
+            for family in text_string_to_metric_families(self.metrics())
+            for s in family.samples
+            if s.name.startswith(prefix) and s.labels == labels
+        }
 
     def logs(self) -> str:
         return "".join(

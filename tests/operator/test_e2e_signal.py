@@ -11,7 +11,6 @@ import time
 from typing import Any
 
 import pytest
-from prometheus_client.parser import text_string_to_metric_families
 
 from segue.operator.autoscale import WINDOW_SECONDS
 from segue.stack.apps import Apps, text_input
@@ -21,16 +20,6 @@ from .test_e2e_scaling import diagnose, wordcount
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(400)]
 RATE = 200.0
-
-
-def gauges(operator: OperatorProcess, namespace: str, app: str) -> dict[str, float]:
-    """The app's segue_app_* samples from the operator's /metrics."""
-    out: dict[str, float] = {}
-    for family in text_string_to_metric_families(operator.metrics()):
-        for s in family.samples:
-            if s.name.startswith("segue_app_") and s.labels == {"namespace": namespace, "app": app}:
-                out[s.name] = float(s.value)
-    return out
 
 
 def test_the_signal_follows_steady_input_and_falls_to_zero_when_it_stops(
@@ -46,7 +35,7 @@ def test_the_signal_follows_steady_input_and_falls_to_zero_when_it_stops(
     seen: list[dict[str, float]] = []
 
     def steady() -> bool:
-        g = gauges(operator, apps.namespace, "wc")
+        g = operator.samples("wc")
         seen.append(g)
         return (
             bool(g)
@@ -61,7 +50,7 @@ def test_the_signal_follows_steady_input_and_falls_to_zero_when_it_stops(
             """The window holds steady input only: it starts at the newest sample at or
             before its newest minus WINDOW_SECONDS, so at or after any sample seen there,
             and one seen there was taken after the first record."""
-            g = gauges(operator, apps.namespace, "wc")
+            g = operator.samples("wc")
             seen.append(g)
             start = g["segue_app_signal_timestamp_seconds"] - WINDOW_SECONDS
             taken = (s.get("segue_app_signal_timestamp_seconds", 0.0) for s in seen)
@@ -69,7 +58,7 @@ def test_the_signal_follows_steady_input_and_falls_to_zero_when_it_stops(
 
         wait_for("a window of steady input only", steady_only, 60, lambda: f"{seen[-3:]}\n{why()}")
         for _ in range(8):  # it stays sane under steady input, not just once
-            g = gauges(operator, apps.namespace, "wc")
+            g = operator.samples("wc")
             assert g["segue_app_input_lag_records"] >= 0
             assert abs(g["segue_app_input_records_per_second"] - RATE) <= 0.3 * RATE, g
             assert abs(g["segue_app_processed_records_per_second"] - RATE) <= 0.3 * RATE, g
@@ -83,7 +72,7 @@ def test_the_signal_follows_steady_input_and_falls_to_zero_when_it_stops(
         producer.stop()
 
     def drained() -> bool:
-        g = gauges(operator, apps.namespace, "wc")
+        g = operator.samples("wc")
         seen.append(g)
         return g["segue_app_input_lag_records"] == 0 and g["segue_app_seconds_to_catch_up"] == 0
 
