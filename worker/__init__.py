@@ -20,8 +20,9 @@ contract's, ``segue.protocol``); ``state/`` (stores,
 checkpoints, restoration); ``active``, ``ownership`` (task states and their
 transitions), ``failures``, ``restoring``, ``processing``, ``recovery``,
 ``taskset`` (the facade), ``runtime`` (running tasks); ``clients``, ``renewing``
-(the long-lived Kafka clients; a consumer left with no broker replaced); ``watch``, ``metrics``,
-``report``, ``http``, ``config``, ``cli`` (the process); ``apps/`` (examples).
+(the long-lived Kafka clients; a consumer left with no broker replaced); ``watch``
+(the assignment, through ``kubeapi``'s list and watch), ``metrics``, ``report``,
+``http``, ``config``, ``cli`` (the process); ``apps/`` (examples).
 """
 
 from typing import TYPE_CHECKING

@@ -148,7 +148,7 @@ def run(args: argparse.Namespace) -> int:
     from segue.worker.http import serve
     from segue.worker.metrics import WorkerMetrics
     from segue.worker.runtime import Worker
-    from segue.worker.watch import AssignmentWatcher, api_client
+    from segue.worker.watch import AssignmentWatcher
     from segue.worker.watchdog import GRACE, WATCHDOG, monitor
 
     logs.configure(args.log_level, "plain", "", "")  # until the app and pod are known
@@ -185,6 +185,7 @@ def run(args: argparse.Namespace) -> int:
         return 2
     config = config.model_copy(update={"state_dir": Path(_pod_path(str(config.state_dir)))})
     _use_pod_tmpdir()
+    api = _endpoint(config.kubeconfig)
     topology = load_topology(config.app, dict(a.split("=", 1) for a in args.app_arg))
     WATCHDOG.configure(GRACE, config.kafka_call_bound)
     monitor(WATCHDOG, config.stuck_exit_after)
@@ -203,7 +204,7 @@ def run(args: argparse.Namespace) -> int:
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
     watcher = AssignmentWatcher(
-        api_client(config.kubeconfig),
+        api,
         config.namespace,
         config.assignment_configmap,
         worker.offer,
@@ -217,6 +218,17 @@ def run(args: argparse.Namespace) -> int:
         watcher.stop()
         server.shutdown()
     return 0
+
+
+def _endpoint(kubeconfig: Path | None) -> Any:
+    """The API server to read the assignment from; no way there ends the process."""
+    from segue.worker.kubeapi import ApiError
+    from segue.worker.watch import endpoint
+
+    try:
+        return endpoint(kubeconfig)
+    except (ApiError, OSError) as exc:
+        raise SystemExit(f"segue worker: no way to the API server: {exc}") from exc
 
 
 def _use_pod_tmpdir() -> None:

@@ -19,6 +19,8 @@ from typing import Any
 
 from segue.protocol import AssignmentDocument, DocumentError, UnsupportedVersion, decode_configmap
 from segue.protocol.reports import AssignmentErrorReason
+from segue.worker import kubeapi
+from segue.worker.kubeapi import Endpoint
 
 log = logging.getLogger(__name__)
 
@@ -27,31 +29,24 @@ WATCH_SECONDS = 60  # the server ends each watch after this; the loop starts the
 READ_TIMEOUT = 5  # one read afresh (``read``): a retry waits on it, the loop does not
 
 
-def api_client(kubeconfig: Path | None) -> Any:
-    """A kubernetes ApiClient: from a kubeconfig file, or the pod's ServiceAccount
-    (``segue.podenv.load_incluster_config``, which maps the token path into the pod)."""
-    from kubernetes import client, config
-
-    loader: Any = config.new_client_from_config  # untyped in kubernetes' package
-    if kubeconfig is not None:
-        return loader(config_file=str(kubeconfig))
-    from segue.podenv import load_incluster_config
-
-    return client.ApiClient(load_incluster_config())
+def endpoint(kubeconfig: Path | None) -> Endpoint:
+    """Where the assignment is read from: a kubeconfig's cluster, or the pod's own
+    ServiceAccount (``kubeapi``)."""
+    return kubeapi.in_cluster() if kubeconfig is None else kubeapi.from_kubeconfig(kubeconfig)
 
 
 class AssignmentWatcher:
     def __init__(
         self,
-        api: Any,
+        api: Endpoint,
         namespace: str,
         name: str,
         on_document: Callable[[AssignmentDocument], None],
         on_error: Callable[[str], None],
     ) -> None:
-        self.api = api
         self.namespace = namespace
         self.name = name
+        self.configmaps = kubeapi.ConfigMaps(api, namespace, f"metadata.name={name}")
         self.on_document = on_document
         self.on_error = on_error
         self._stop = threading.Event()
@@ -67,20 +62,13 @@ class AssignmentWatcher:
     def read(self) -> int | None:
         """One list of the assignment, delivered like the watch's: the generation read
         (None: no ConfigMap, or one that does not decode). ``freshness`` calls it."""
-        found = [self._deliver(item) for item in self._list(READ_TIMEOUT).items]
+        items, _ = self.configmaps.list(READ_TIMEOUT)
+        found = [self._deliver(item) for item in items]
         return max((d.generation for d in found if d is not None), default=None)
 
-    def _list(self, timeout: float) -> Any:
-        """The assignment ConfigMap, listed (the list a watch starts from)."""
-        from kubernetes import client
-
-        return client.CoreV1Api(self.api).list_namespaced_config_map(
-            self.namespace, field_selector=f"metadata.name={self.name}", _request_timeout=timeout
-        )
-
-    def _deliver(self, obj: Any) -> AssignmentDocument | None:
+    def _deliver(self, obj: dict[str, Any]) -> AssignmentDocument | None:
         try:
-            document = decode_configmap(obj.data, obj.binary_data)
+            document = decode_configmap(obj.get("data"), obj.get("binaryData"))
         except UnsupportedVersion as exc:
             log.error(
                 "assignment %s/%s: %s; keeping the last generation applied",
@@ -98,48 +86,27 @@ class AssignmentWatcher:
         return document
 
     def _run(self) -> None:
-        from kubernetes import client
-        from kubernetes import watch as k8s_watch
-        from kubernetes.client.exceptions import ApiException
-
-        watch: Any = k8s_watch  # untyped in kubernetes' package
-        core = client.CoreV1Api(self.api)
-        selector = f"metadata.name={self.name}"
         backoff = 0.2
         while not self._stop.is_set():
             try:
-                listed = self._list(30)
+                items, version = self.configmaps.list(30)
                 self.connected = True
-                for item in listed.items:
+                for item in items:
                     self._deliver(item)
-                version = listed.metadata.resource_version if listed.metadata else None
                 backoff = 0.2
                 while not self._stop.is_set():
-                    stream = watch.Watch()
-                    for event in stream.stream(
-                        core.list_namespaced_config_map,
-                        self.namespace,
-                        field_selector=selector,
-                        resource_version=version,
-                        timeout_seconds=WATCH_SECONDS,
-                        _request_timeout=WATCH_SECONDS + 15,
-                    ):
+                    for kind, obj in self.configmaps.watch(version, WATCH_SECONDS):
                         if self._stop.is_set():
-                            stream.stop()
                             break
-                        kind, obj = event["type"], event["object"]
-                        if kind == "ERROR":
-                            code = obj.get("code") if isinstance(obj, dict) else None
-                            raise ApiException(status=code or 500)
-                        version = obj.metadata.resource_version
+                        version = (obj.get("metadata") or {}).get("resourceVersion", version)
                         if kind in ("ADDED", "MODIFIED"):
                             self._deliver(obj)
-            except ApiException as exc:
+            except kubeapi.ApiError as exc:
                 self.connected = False
                 if exc.status == 410:
                     log.info("assignment watch expired (410 Gone): listing again")
                     continue
-                log.warning("assignment watch failed (%s); retrying in %.1fs", exc.status, backoff)
+                log.warning("assignment watch failed (%s); retrying in %.1fs", exc, backoff)
             except Exception as exc:
                 self.connected = False
                 log.warning("assignment watch failed (%s); retrying in %.1fs", exc, backoff)

@@ -20,14 +20,10 @@ it ships in the image.
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from kubernetes import client
-from kubernetes.config.incluster_config import (
-    SERVICE_CERT_FILENAME,
-    SERVICE_TOKEN_FILENAME,
-    InClusterConfigLoader,
-)
+if TYPE_CHECKING:  # imported where used: the worker reads its paths without the client
+    from kubernetes import client
 
 POD_ROOT_ENV = "SEGUE_POD_ROOT"
 
@@ -52,6 +48,13 @@ def load_incluster_config(
     Returns ``configuration`` (a new one if None) filled in; it does not change
     the client's global default.
     """
+    from kubernetes import client
+    from kubernetes.config.incluster_config import (
+        SERVICE_CERT_FILENAME,
+        SERVICE_TOKEN_FILENAME,
+        InClusterConfigLoader,
+    )
+
     target = configuration if configuration is not None else client.Configuration()
     loader_class: Any = InClusterConfigLoader  # untyped in the client
     loader = loader_class(
@@ -64,6 +67,8 @@ def load_incluster_config(
 
 def new_incluster_client() -> client.ApiClient:
     """An ApiClient with the pod's own in-cluster credentials."""
+    from kubernetes import client
+
     return client.ApiClient(load_incluster_config())
 
 
