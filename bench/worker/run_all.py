@@ -8,7 +8,7 @@ restoration of a 1,000,000-record changelog (~2 min), 20 handovers (~2 min).
 
 from __future__ import annotations
 
-from bench.worker import handover, restore, start, store_engines
+from bench.worker import handover, restore, resume, start, store_engines
 from bench.worker.stack import local_stack
 
 
@@ -20,6 +20,8 @@ def main() -> None:
     print("\n### Restoration\n")
     with local_stack(kube=False) as (broker, _):
         print(restore.main(broker.bootstrap_servers, 1_000_000, 200_000, 100, 10_000), flush=True)
+        print("\n### Resuming a paused changelog\n")
+        print(resume.main(broker.bootstrap_servers, rounds=10, pause=0.2), flush=True)
     print("\n### Handover pause\n")
     print(handover.main(rounds=20, partitions=4, rate=1000.0, extra=[]), flush=True)
 

@@ -175,13 +175,18 @@ def start(
     rate: float = 100,
     env: dict[str, str] | None = None,
     described: bool = False,
+    launch: Callable[[list[str]], list[str]] | None = None,
     **scaling: Any,
 ) -> FaultRun:
     """Create WordCount (``replicas`` pods, ``lines`` of prefilled state, then
     ``rate`` lines/s; ``env`` for the pods), wait until balanced, and start watching
     progress and owners. ``described``: no ``spec.topology``, the operator reads the
-    workers' ``/topology`` (which also names the sink topics)."""
+    workers' ``/topology`` (which also names the sink topics). ``launch``: the pods'
+    command made of the worker's."""
     body, source, output = wordcount(kafka, NAME, replicas, env=env, **scaling)
+    if launch is not None:
+        template = body["spec"]["template"]
+        template["command"] = launch(template["command"])
     if described:
         del body["spec"]["topology"]
     app_id = body["spec"]["applicationId"]

@@ -58,6 +58,7 @@ pytestmark = [pytest.mark.e2e, pytest.mark.timeout(600)]
 LEARNER_PACE = "10"
 INPUT = 100
 READS = 3  # reads that show learners before the test waits for the alert
+JOINING = 3  # seconds the new pods take to start, as a slow image's entry point does
 BIN = Path(sys.executable).parent  # segue, kubectl and kubectl-segue (make venv stack)
 
 
@@ -125,6 +126,14 @@ def watch(
     return shown
 
 
+def slow_new_pods(command: list[str]) -> list[str]:
+    """The pods' command, its worker started ``JOINING`` s late on the pods of the scale
+    (ordinals 2 and up): a new pod joins in about a second otherwise, between two of the
+    watch's refreshes, and every refresh of the watch should see it join."""
+    late = f'case "$POD_NAME" in *-0|*-1) ;; *) sleep {JOINING} ;; esac; exec "$@"'
+    return ["sh", "-c", late, "sh", *command]
+
+
 def refreshed(documents: int) -> Callable[[dict[str, Any]], bool]:
     """A ``watch`` stop: true once ``documents`` documents were printed, the watch has
     refreshed, rather than watching a settled app for a fixed time."""
@@ -151,7 +160,7 @@ def test_a_stalled_scale_shows_in_the_status_and_fires_its_alert_until_balanced(
         began_wall = time.time()
         run = start(
             kafka, apps, operator, pod_runner, replicas=2, lines=3000, rate=INPUT,
-            env={"SEGUE_STANDBY_RESTORE_RATE": LEARNER_PACE},
+            env={"SEGUE_STANDBY_RESTORE_RATE": LEARNER_PACE}, launch=slow_new_pods,
         )  # fmt: skip
         try:
             assert not stalled(prometheus, "pending")

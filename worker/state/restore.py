@@ -26,7 +26,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from confluent_kafka import Consumer, KafkaError, Message, TopicPartition
+from confluent_kafka import Consumer, KafkaError, KafkaException, Message, TopicPartition
 
 from segue.worker.state.engine import StoreCorrupt, StoreFull
 from segue.worker.state.store import TaskStore
@@ -136,13 +136,28 @@ class Restorer:
         urgent = self.restoring_actives or self._paced()
         standby = {k for k, e in self._parts.items() if e.target is None}
         to_pause = standby - self._paused if urgent else set()
-        to_resume = self._paused if not urgent else self._paused - standby
+        to_resume = self._paused - standby if urgent else set(self._paused)
         if to_pause:
             self.consumer.pause([TopicPartition(t, p) for t, p in to_pause])
             self._paused |= to_pause
         if to_resume:
             self.consumer.resume([TopicPartition(t, p) for t, p in to_resume])
             self._paused -= to_resume
+            self._refetch(to_resume)
+
+    def _refetch(self, keys: set[tuple[str, int]]) -> None:
+        """Fetch resumed partitions again at once: librdkafka resumes a paused partition's
+        fetching only about a second later, a second a promoted learner's task waited
+        to run and every paced batch added to its pause. A seek to where the store stands
+        starts the fetch now (docs/benchmarks.md, "Resuming a paused changelog")."""
+        for topic, partition in keys:
+            entry = self._parts.get((topic, partition))
+            if entry is None:
+                continue
+            try:
+                self.consumer.seek(TopicPartition(topic, partition, entry.store.offset))
+            except KafkaException as exc:  # not fetching yet: its first fetch starts anyway
+                log.debug("restore of %s[%d]: no seek on resume: %s", topic, partition, exc)
 
     # -- the work --
 
