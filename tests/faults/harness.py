@@ -206,7 +206,7 @@ def start(
     return run
 
 
-LEARNER_PACE = "300"  # records/s a learner restores: 6,000 lines take it seconds
+LEARNER_PACE = "150"  # records/s a learner restores: 6,000 lines take it several seconds
 
 
 def scaling_up(
