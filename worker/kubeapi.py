@@ -95,7 +95,7 @@ class ConfigMaps:
 
     def list(self, timeout: float) -> tuple[list[dict[str, Any]], str | None]:
         """The items and the list's resourceVersion (where a watch starts)."""
-        with self._open({}, timeout) as (_, response):
+        with self._open({}, timeout) as response:
             body = json.loads(response.read())
         return body.get("items") or [], (body.get("metadata") or {}).get("resourceVersion")
 
@@ -105,12 +105,12 @@ class ConfigMaps:
         query = {"watch": "true", "timeoutSeconds": str(seconds)}
         if version:
             query["resourceVersion"] = version
-        with self._open(query, seconds + 15) as (_, response):
+        with self._open(query, seconds + 15) as response:
             for line in response:
                 if line.strip():
                     yield event(line)
 
-    def _open(self, query: dict[str, str], timeout: float) -> Any:
+    def _open(self, query: dict[str, str], timeout: float) -> _Request:
         query = {"fieldSelector": self.selector, **query}
         return _Request(self.endpoint, self.path, query, timeout)
 
@@ -133,7 +133,7 @@ class _Request:
         self.target = f"{path}?{urllib.parse.urlencode(query)}"
         self.connection: http.client.HTTPSConnection | None = None
 
-    def __enter__(self) -> tuple[http.client.HTTPSConnection, http.client.HTTPResponse]:
+    def __enter__(self) -> http.client.HTTPResponse:
         end = self.endpoint
         self.connection = http.client.HTTPSConnection(
             end.host, end.port, context=end.context, timeout=self.timeout
@@ -152,7 +152,7 @@ class _Request:
             said = response.read(2000).decode(errors="replace")
             self.connection.close()
             raise ApiError(response.status, _message(said))
-        return self.connection, response
+        return response
 
     def __exit__(self, *exc: object) -> None:
         if self.connection is not None:

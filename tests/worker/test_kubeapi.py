@@ -6,6 +6,7 @@ path runs in every end-to-end test and in test_least_privilege.py's Role."""
 
 from __future__ import annotations
 
+import ssl
 from typing import Any
 
 import pytest
@@ -69,7 +70,7 @@ def test_a_refused_list_names_who_and_what(kube: Any, kube_api: Any, namespace: 
     admin = kubeapi.from_kubeconfig(kube.kubeconfig)
     bearer = f"Bearer {token.status.token}"
     nobody = kubeapi.Endpoint(
-        admin.host, admin.port, kubeapi.ssl.create_default_context(cafile=str(kube.ca_file)),
+        admin.host, admin.port, ssl.create_default_context(cafile=str(kube.ca_file)),
         lambda: bearer,
     )  # fmt: skip
     with pytest.raises(kubeapi.ApiError) as refused:
