@@ -52,7 +52,7 @@ def test_a_worker_cut_off_from_the_api_server_is_fenced_and_stops_owning(
         "KUBERNETES_SERVICE_HOST": "127.0.0.1",
         "KUBERNETES_SERVICE_PORT": str(proxy.port),
         "KUBERNETES_SERVICE_PORT_HTTPS": str(proxy.port),
-        "SEGUE_STANDBY_RESTORE_RATE": "100",  # the handover comes seconds after the cut
+        "SEGUE_STANDBY_RESTORE_RATE": "20",  # the handover comes seconds after the cut
     }
     run = start(
         kafka, apps, operator, pod_runner, replicas=3, lines=6000, rate=100, env=through_proxy,
