@@ -8,8 +8,15 @@ ended the process. So ``processing`` hands each due commit here (:meth:`Committi
 its changelog writes are produced on the loop (``ActiveTask.prepare_commit``), its
 Kafka part runs on a thread of its own (``commit_threads``), and the loop goes on with
 the other tasks. The committing task processes nothing meanwhile: records fetched for
-it wait, in order (:meth:`Committing.hold`), and run once the loop has seen the commit
+it wait, in order (:meth:`Committing.take`), and run once the loop has seen the commit
 end and finished it (``ActiveTask.finish_commit``: the stores, on the loop only).
+
+A task's commit starts as soon as its transaction is due, between two of its records,
+whether they come from a fetch or were held (:meth:`Committing.take`, :meth:`_land`): the
+rest wait for that commit. A transaction never grows past the commit interval by more
+than one record, so a backlog of records that take time cannot carry one past the
+broker's transaction timeout (``segue.protocol.transactions``), which would abort it
+and fence the task.
 
 A commit one of whose calls overruns its bound is abandoned: its thread is left to the
 call, and the task fails like any aborted transaction. The retry fences the abandoned
@@ -24,6 +31,7 @@ flight (:meth:`Committing.settle`).
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable, Iterable
 from functools import partial
 
@@ -42,13 +50,24 @@ log = logging.getLogger(__name__)
 
 
 class Committing:
-    def __init__(self, fail: FailTask, threads: CommitThreads | None = None) -> None:
+    def __init__(
+        self,
+        fail: FailTask,
+        threads: CommitThreads | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.fail = fail
         self.threads = threads or CommitThreads()
+        self.clock = clock
 
-    def hold(self, task: str, msg: Message) -> bool:
-        """Keep ``msg`` for ``task`` while it commits; False: process it now."""
-        return self.threads.hold(task, msg)
+    def take(self, task: Task, msg: Message) -> None:
+        """``msg`` for ``task``: held while the task commits, else processed, and the
+        task's commit started if its transaction is now due."""
+        active = task.active
+        if active is None or self.threads.hold(task.name, msg):
+            return
+        if guarded(task, self.fail, active.process, msg) and active.commit_due(self.clock()):
+            self._start(task)
 
     def due(self, tasks: Iterable[Task], now: float) -> None:
         """Land the commits that ended, abandon those stuck, start those due, each on
@@ -56,7 +75,7 @@ class Committing:
         by_name = {t.name: t for t in tasks}
         for flight in self.threads.landed():
             if (task := by_name.get(flight.task)) is not None:
-                self._land(task, flight.error, flight.held)
+                self._land(task, flight.error, flight.held, split=True)
         for flight, overrun in self.threads.stuck():
             if (task := by_name.get(flight.task)) is not None:
                 self._abandon(task, overrun.describe())
@@ -64,8 +83,14 @@ class Committing:
             active = task.active
             if active is None or task.name in self.threads or not active.commit_due(now):
                 continue
-            if guarded(task, self.fail, active.prepare_commit):
-                self.threads.start(task.name, partial(active.send_commit, COMMIT_TIMEOUT))
+            self._start(task)
+
+    def _start(self, task: Task) -> None:
+        """The task's changelog writes on the loop, then its commit's Kafka part on a
+        thread of its own."""
+        active = task.active
+        if active is not None and guarded(task, self.fail, active.prepare_commit):
+            self.threads.start(task.name, partial(active.send_commit, COMMIT_TIMEOUT))
 
     def now(self, tasks: list[Task], resume: bool, timeout: float | None = None) -> dict[str, bool]:
         """Commit the open transactions of ``tasks`` at once, each on its thread, and wait
@@ -90,9 +115,12 @@ class Committing:
             done[task.name] = self.settle(task, resume, timeout)
         return done
 
-    def _land(self, task: Task, error: BaseException | None, held: list[Message]) -> bool:
+    def _land(
+        self, task: Task, error: BaseException | None, held: list[Message], split: bool = False
+    ) -> bool:
         """A commit's thread ended: fail the task on its error, else finish the commit
-        and process what was held meanwhile. True if the task runs on."""
+        and process what was held meanwhile; with ``split``, the next commit starts as
+        soon as it is due and the rest is held for it. True if the task runs on."""
         active = task.active
         if active is None:
             return False
@@ -100,9 +128,14 @@ class Committing:
             return guarded(task, self.fail, reraise, error)
         if not guarded(task, self.fail, active.finish_commit):
             return False
-        for msg in held:
+        for i, msg in enumerate(held):
             if task.active is not active or not guarded(task, self.fail, active.process, msg):
                 return False
+            if split and active.commit_due(self.clock()):
+                self._start(task)
+                for rest in held[i + 1 :]:
+                    self.threads.hold(task.name, rest)
+                return task.active is active
         return True
 
     def _abandon(self, task: Task, why: str, fail: bool = True) -> None:

@@ -25,7 +25,7 @@ from segue.worker.active import ActiveTask
 from segue.worker.committing import Committing
 from segue.worker.failures import Cause, Failure, failure_of
 from segue.worker.fencing import Fenced, Starting, fence_all
-from segue.worker.guard import FailTask, guarded
+from segue.worker.guard import FailTask
 from segue.worker.hanging import Highs
 from segue.worker.inputs import InputRouter, at, source_inputs
 from segue.worker.kafka import is_fenced
@@ -236,16 +236,11 @@ class Processing:
                 log.warning("input consumer: %s", msg.error())
                 continue
             task = self.router.owner_of(msg)
-            if task is None or task.active is None:
-                continue  # revoked after it was fetched
-            if not self.committing.hold(task.name, msg):
-                self._guard(task, task.active.process, msg)
+            if task is not None:  # else revoked after it was fetched
+                self.committing.take(task, msg)
 
     def commit_due(self, tasks: Iterable[Task], now: float) -> None:
         self.committing.due(tasks, now)
-
-    def _guard(self, task: Task, call: Callable[..., None], *args: object) -> bool:
-        return guarded(task, self.fail, call, *args)
 
     def _count_skip(self, task: str, reason: str) -> None:
         self.skipped[(task, reason)] = self.skipped.get((task, reason), 0) + 1
