@@ -24,7 +24,6 @@ from pathlib import Path
 import pytest
 
 from bench.assignor.scenarios import Case, pods
-from bench.worker.start import WORKER
 
 SEGUE = str(Path(sys.executable).with_name("segue"))
 RUNS = 5
@@ -136,12 +135,40 @@ def test_each_name_a_package_loads_on_first_use_is_there(package: str) -> None:
         _ = module.no_such_name
 
 
-def test_a_worker_starts_without_the_kubernetes_client() -> None:
-    """What ``segue worker`` loads before it reads its assignment (bench/worker/start.py,
-    docs/benchmarks.md "Worker start"): no ``kubernetes``, whose client cost each new pod
-    0.8 s of CPU before it could report."""
-    code = f"{WORKER}; import json, sys; print(json.dumps(sorted(sys.modules)))"
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, check=True)
-    modules = set(json.loads(done.stdout))
+def test_a_worker_starts_without_the_kubernetes_client(tmp_path: Path) -> None:
+    """``segue worker`` as in a pod (its ServiceAccount's files, the API server's service
+    variables; neither Kafka nor the API server answers), stopped once it has asked for
+    its assignment: by then it has loaded no ``kubernetes``, whose client cost each new
+    pod 0.8 s of CPU before it could report (bench/worker/start.py, docs/benchmarks.md
+    "Worker start")."""
+    from segue.podenv import CA_FILE, NAMESPACE_FILE, POD_ROOT_ENV, TOKEN_FILE
+    from segue.stack.certs import create_pki
+    from segue.stack.process import free_port
+
+    root = tmp_path / "root"
+    for path, text in ((TOKEN_FILE, "t"), (NAMESPACE_FILE, "ns"), (CA_FILE, "")):
+        (root / path.lstrip("/")).parent.mkdir(parents=True, exist_ok=True)
+        (root / path.lstrip("/")).write_text(text)
+    (root / CA_FILE.lstrip("/")).write_bytes(create_pki(tmp_path / "pki").ca.cert.read_bytes())
+    out, closed = tmp_path / "modules.json", str(free_port())
+    args = ["worker", "--app", "segue.worker.apps.wordcount:topology", "--member", "w-0"]
+    args += ["--namespace", "ns", "--assignment-configmap", "a", "--metrics-port", "0"]
+    args += ["--bootstrap-servers", f"127.0.0.1:{closed}", "--state-dir", str(tmp_path / "s")]
+    args += ["--shutdown-timeout", "1"]
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), POD_ROOT_ENV: str(root)}
+    env |= {"KUBERNETES_SERVICE_HOST": "127.0.0.1", "KUBERNETES_SERVICE_PORT": closed}
+    proc = subprocess.Popen(
+        [sys.executable, "-c", PROBE, str(out), SEGUE, *args],
+        env=env, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert proc.stderr is not None
+        # its first request for the assignment, refused (nothing listens)
+        said = next((line for line in proc.stderr if "assignment watch failed" in line), "")
+        assert "Connection refused" in said, f"the worker ended first: {proc.wait(30)}"
+    finally:
+        proc.terminate()
+        proc.wait(30)
+    modules = set(json.loads(out.read_text()))
     assert {"segue.worker.kubeapi", "segue.worker.runtime"} <= modules
     assert [m for m in modules if m.split(".")[0] == "kubernetes"] == []

@@ -23,10 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from segue.podenv import pod_path
+from segue.podenv import CA_FILE, TOKEN_FILE, pod_path
 
-TOKEN_FILE = "/var/run/secrets/kubernetes.io/serviceaccount/token"
-CA_FILE = "/var/run/secrets/kubernetes.io/serviceaccount/ca.crt"
 HOST_ENV, PORT_ENV = "KUBERNETES_SERVICE_HOST", "KUBERNETES_SERVICE_PORT"
 
 

@@ -15,6 +15,7 @@ from typing import Any
 
 from segue.operator.api import GROUP, PLURAL, VERSION
 from segue.operator.observe.scrape import WorkerReport, parse_worker_metrics
+from segue.podenv import NAMESPACE_FILE
 from segue.protocol.names import DEFAULT_METRICS_PORT, METRICS_PATH
 
 from .build import Pod, Read
@@ -41,7 +42,7 @@ def connect(kubeconfig: str | None, context: str | None) -> tuple[Any, str]:
         if kubeconfig or context:
             raise
         config.load_incluster_config()
-        with open("/var/run/secrets/kubernetes.io/serviceaccount/namespace") as f:
+        with open(NAMESPACE_FILE) as f:
             return _client(), f.read().strip()
     contexts, current = config.list_kube_config_contexts(config_file=kubeconfig)
     chosen = next((c for c in contexts if c["name"] == context), current) if context else current

@@ -26,6 +26,11 @@ if TYPE_CHECKING:  # imported where used: the worker reads its paths without the
     from kubernetes import client
 
 POD_ROOT_ENV = "SEGUE_POD_ROOT"
+SERVICE_ACCOUNT_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
+"""Where the kubelet mounts a pod's ServiceAccount: its token, CA and namespace."""
+TOKEN_FILE = f"{SERVICE_ACCOUNT_DIR}/token"
+CA_FILE = f"{SERVICE_ACCOUNT_DIR}/ca.crt"
+NAMESPACE_FILE = f"{SERVICE_ACCOUNT_DIR}/namespace"
 
 
 def pod_path(path: str) -> str:
@@ -49,18 +54,11 @@ def load_incluster_config(
     the client's global default.
     """
     from kubernetes import client
-    from kubernetes.config.incluster_config import (
-        SERVICE_CERT_FILENAME,
-        SERVICE_TOKEN_FILENAME,
-        InClusterConfigLoader,
-    )
+    from kubernetes.config.incluster_config import InClusterConfigLoader
 
     target = configuration if configuration is not None else client.Configuration()
     loader_class: Any = InClusterConfigLoader  # untyped in the client
-    loader = loader_class(
-        token_filename=pod_path(SERVICE_TOKEN_FILENAME),
-        cert_filename=pod_path(SERVICE_CERT_FILENAME),
-    )
+    loader = loader_class(token_filename=pod_path(TOKEN_FILE), cert_filename=pod_path(CA_FILE))
     loader.load_and_set(target)
     return target
 
@@ -70,9 +68,6 @@ def new_incluster_client() -> client.ApiClient:
     from kubernetes import client
 
     return client.ApiClient(load_incluster_config())
-
-
-NAMESPACE_FILE = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
 
 
 def pod_namespace() -> str | None:
