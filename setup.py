@@ -3,10 +3,11 @@ core and the what-if simulator with mypyc (docs/dependencies.md, "mypyc").
 
 Everything else about the distribution is in ``pyproject.toml``; without the variable
 this is a plain ``setup()`` and the package is pure Python (the editable dev install, the
-image). mypyc names a module by its path, so the mapped folders (``assignor/`` is
-``segue.assignor``, ...) are first copied under ``build/mypyc/src/segue/``; its mypy run
-reads ``[tool.mypy]`` as ``make typecheck`` does, and a module it compiles keeps its
-``.py`` beside the extension, which Python imports first.
+image). Which modules are compiled is ``tools/compiled.py``'s to say. mypyc names a
+module by its path, so the mapped folders (``assignor/`` is ``segue.assignor``, ...) are
+first copied under ``build/mypyc/src/segue/``; its mypy run reads ``[tool.mypy]`` as
+``make typecheck`` does, and a module it compiles keeps its ``.py`` beside the
+extension, which Python imports first.
 """
 
 from __future__ import annotations
@@ -20,34 +21,12 @@ from setuptools import setup
 
 ROOT = Path(__file__).resolve().parent
 STAGE = Path("build") / "mypyc"
-# Module globs, as mapped: the hot loops of `segue simulate` (bench/pipeline) and of each
-# of the operator's looks. Pydantic models and the CLIs stay interpreted.
-COMPILED = (
-    "segue/assignor/*.py",
-    "segue/operator/scaling/*.py",
-    "segue/pipeline/physics.py",
-    "segue/pipeline/state.py",
-    "segue/pipeline/steady.py",
-    "segue/pipeline/simulate.py",
-    "segue/pipeline/policies/*.py",
-)
-# Within those, kept interpreted: pydantic models, what runs once per command, and the
-# scaling core's model: `segue simulate` pickles its Policy to Spark's workers, and a
-# compiled frozen dataclass cannot be unpickled.
-INTERPRETED = {
-    "segue/assignor/__init__.py",
-    "segue/assignor/cli.py",
-    "segue/assignor/errors.py",
-    "segue/assignor/model.py",
-    "segue/operator/scaling/__init__.py",
-    "segue/operator/scaling/model.py",
-    "segue/pipeline/policies/__init__.py",
-}
 
 
 def _stage() -> list[str]:
     """Copy every mapped module under ``build/mypyc/src``; those to compile."""
     sys.path.insert(0, str(ROOT / "tools"))
+    from compiled import COMPILED, INTERPRETED  # what is compiled: one home, with the key's
     from typecheck import modules  # the one walk of the package-dir mapping
 
     src = STAGE / "src"
