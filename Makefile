@@ -96,6 +96,7 @@ $(VENV)/.installed: pyproject.toml stack/pyproject.toml
 stack: venv
 	bash stack/install/all.sh
 	bash stack/install/bin.sh $(BIN)
+	$(BIN)/python -m segue.stack.cds
 
 # What the demo and the README's commands after it run: Kafka, Kubernetes, etcd, helm and
 # Kafka's tools. The tests' other parts (Prometheus, Toxiproxy, Spark's Kafka jars) are
@@ -104,6 +105,7 @@ DEMO_PARTS := kafka kube etcd helm kafka-tools
 demo-stack: venv
 	bash stack/install/all.sh $(DEMO_PARTS)
 	bash stack/install/bin.sh $(BIN)
+	$(BIN)/python -m segue.stack.cds
 
 # The StreamApp CRD is generated from the pydantic models in segue.operator.api; the
 # chart ships a byte-identical copy (tests/chart/test_crd_copy.py checks it).

@@ -8,6 +8,7 @@ start it through :class:`LocalStack`. Binaries come from ``stack/install/*.sh``
 - ``paths``: where the cache and the pinned binaries are;
 - ``process``: one supervised child process (start, wait ready, stop, log tail);
 - ``kafka``: one KRaft node (alone, a single-node cluster);
+- ``cds``: the class data sharing archive every Kafka JVM maps, made by ``make stack``;
 - ``kafka_cluster``: several nodes as one replicated cluster (``--brokers 3``);
 - ``kafka_secure`` and ``kafka_acls``: a node that authenticates (SASL_SSL, SCRAM) and
   authorizes (ACLs), and the ACLs an app and the operator need;

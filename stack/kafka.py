@@ -26,6 +26,7 @@ import uuid
 from collections.abc import Mapping
 from pathlib import Path
 
+from segue.stack import cds
 from segue.stack.paths import Binaries
 from segue.stack.process import ManagedProcess, StackError, free_port, port_open
 
@@ -81,6 +82,7 @@ class KafkaBroker:
         self.replication = replication
         self.min_insync = max(1, replication - 1)
         self.binaries = binaries
+        self.jvm_flags = cds.flags(binaries)  # the class data sharing archive, once made
         self.host = host
         self.fixed_port = port is not None  # a port asked for, not drawn: check it is free
         self.port = port if port is not None else free_port(host)
@@ -174,6 +176,7 @@ class KafkaBroker:
             "-XX:+UseG1GC",
             "-XX:TieredStopAtLevel=1",  # faster start on 2 cores; a test broker is not hot
             "-Djava.awt.headless=true",
+            *self.jvm_flags,
             f"-Dlog4j2.configurationFile={self.workdir / 'log4j2.properties'}",
             "-cp",
             f"{self.binaries.kafka_libs}/*",
