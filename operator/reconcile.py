@@ -25,7 +25,7 @@ from segue.operator.act.actor import Actor, Target
 from segue.operator.act.apply import Conflict
 from segue.operator.act.history import HistoryProducer
 from segue.operator.api import GROUP, PLURAL, VERSION, InvalidStreamApp, StreamApp
-from segue.operator.autoscale import WINDOW_SECONDS, SignalBoard, Window, compute, remember
+from segue.operator.autoscale import SignalBoard, Window, compute, remember
 from segue.operator.history import Seen, step_record
 from segue.operator.kstreams.answer import answered
 from segue.operator.kstreams.seen import GroupsSeen
@@ -52,12 +52,14 @@ NO_AGENT = (
 
 log = logging.getLogger("segue.operator")
 
-# why the metric stays unknown for a window after an outage (autoscale.sample.Window)
-REGAINING = (
-    f"measuring the input again after Kafka was unavailable (a rate needs {WINDOW_SECONDS:.0f} s"
-    " of samples taken since)"
-)
 SAMPLE_EVERY = 1.0  # seconds: at most one signal sample (three admin calls) per app per second
+# why the metric stays unknown for a window after an outage (autoscale.sample.Window)
+REGAINING = "measuring the input again after Kafka was unavailable"
+
+
+def regaining(window_seconds: int) -> str:
+    """:data:`REGAINING`, with how long the app's window is."""
+    return f"{REGAINING} (a rate needs {window_seconds} s of samples taken since)"
 
 
 class Gone(Exception):
@@ -117,10 +119,13 @@ class Reconciler:
             log.warning("%s/%s: no autoscaling sample: %s", namespace, name, exc)
             self._samples[uid] = remember(window, None)  # no rate across the gap
             return str(exc)
-        window = self._samples[uid] = window if sample is None else remember(window, sample)
+        seconds = app.spec.autoscaling.window_seconds
+        window = self._samples[uid] = (
+            window if sample is None else remember(window, sample, seconds)
+        )
         if sample is None or not window.ready:  # no rate from one sample, nor yet after a gap
             if window.regaining:
-                self.signals.mark_unknown(namespace, name, REGAINING)
+                self.signals.mark_unknown(namespace, name, regaining(seconds))
             return None
         signal = compute(
             namespace,

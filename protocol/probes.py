@@ -19,7 +19,8 @@ from __future__ import annotations
 from typing import Final
 
 PERIOD_SECONDS: Final = 2
-"""How often the kubelet asks a worker's ``/healthz`` and ``/readyz``."""
+"""How often the kubelet asks a worker's ``/healthz`` and ``/readyz`` unless the app's
+``spec.probes.periodSeconds`` says otherwise."""
 LIVENESS_TOLERANCE_SECONDS: Final = 40
-"""How long ``/healthz`` may keep failing before the pod restarts (failureThreshold =
-this / :data:`PERIOD_SECONDS`)."""
+"""How long ``/healthz`` may keep failing before the pod restarts, whatever the period
+(failureThreshold = this / the period, rounded up)."""

@@ -93,12 +93,18 @@ def closure() -> list[Path]:
 
 
 def overlay(target: Path) -> int:
-    """Copy every module outside :func:`closure` into ``target`` as it is now; how many."""
+    """Copy every module outside :func:`closure` into ``target`` as it is now, and delete
+    the modules there that no longer have a source (a compiled module's removal changes
+    the closure, so the build itself goes); how many were copied."""
     inside = set(closure())
+    laid = {path: relative(path, module) for path, module in modules(PROJECT).items()}
+    for stale in {str(p.relative_to(target)) for p in (target / "segue").rglob("*.py")}:
+        if stale not in laid.values():
+            (target / stale).unlink()
     copied = 0
-    for path, module in modules(PROJECT).items():
+    for path, rel in laid.items():
         if path not in inside:
-            dest = target / relative(path, module)
+            dest = target / rel
             dest.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(path, dest)
             copied += 1

@@ -119,8 +119,10 @@ class Committing:
         self, task: Task, error: BaseException | None, held: list[Message], split: bool = False
     ) -> bool:
         """A commit's thread ended: fail the task on its error, else finish the commit
-        and process what was held meanwhile; with ``split``, the next commit starts as
-        soon as it is due and the rest is held for it. True if the task runs on."""
+        and process what was held meanwhile; with ``split`` (the loop's path), the next
+        commit starts as soon as it is due and the rest is held for it. :meth:`settle`
+        lands unsplit: its caller commits next itself, which bounds that transaction.
+        True if the task runs on."""
         active = task.active
         if active is None:
             return False

@@ -59,7 +59,8 @@ def with_agent(
     # bounded call of Segue's worker to outlast, so the worker's liveness tolerance
     # does not apply.
     for probe, failures in (("readinessProbe", 3), ("livenessProbe", 6)):
-        container[probe] = http_probe(HEALTH_PATH, metrics_port, failures)
+        period = container[probe]["periodSeconds"]  # the app's spec.probes
+        container[probe] = http_probe(HEALTH_PATH, metrics_port, failures, period)
     spec["volumes"].append({"name": AGENT_VOLUME, "emptyDir": {}})
     spec["initContainers"] = [
         {

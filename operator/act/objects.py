@@ -46,7 +46,7 @@ from segue.protocol.names import (
     assignment_configmap,
     kafka_env_name,
 )
-from segue.protocol.probes import LIVENESS_TOLERANCE_SECONDS, PERIOD_SECONDS
+from segue.protocol.probes import LIVENESS_TOLERANCE_SECONDS
 
 WORKER_CONTAINER = "worker"
 WORKER_USER = 10001  # the image's USER (Dockerfile), numeric so runAsNonRoot can check it
@@ -94,12 +94,15 @@ POD_FIELDS = ("template", "kafka", "application_id", "metrics_port", "state_dir"
 def template_hash(spec: StreamAppSpec, agent: KafkaStreamsAgent | None = None) -> str:
     """A short, stable hash of the pod-defining part of ``spec`` (the pod label that tells
     which pods a change has reached, as a Deployment's ``pod-template-hash`` does). The
-    runtime counts only when it is not Segue's, so pods built before it existed stay; a
-    Kafka Streams pod's ``agent`` (the operator's image and jar its init container copies
-    from) counts too, so pods built with a wrong one are replaced once it is fixed."""
+    runtime and the probes count only when they are not the defaults, so pods built
+    before those fields existed stay; a Kafka Streams pod's ``agent`` (the operator's
+    image and jar its init container copies from) counts too, so pods built with a wrong
+    one are replaced once it is fixed."""
     part = spec.model_dump(mode="json", include=set(POD_FIELDS), by_alias=True)
     if spec.runtime != "segue":
         part["runtime"] = spec.runtime
+    if probes := spec.probes.model_dump(mode="json", by_alias=True, exclude_defaults=True):
+        part["probes"] = probes
     if spec.runtime == "kafka-streams" and agent is not None:
         part["agent"] = agent.model_dump(mode="json")
     return hashlib.sha256(json.dumps(part, sort_keys=True).encode()).hexdigest()[:10]
@@ -115,7 +118,7 @@ def pod(
     agent: KafkaStreamsAgent | None = None,
 ) -> dict[str, Any]:
     """``agent``: for a Kafka Streams pod, what :func:`.agent.with_agent` adds (hashed)."""
-    template = spec.template
+    template, period = spec.template, spec.probes.period_seconds
     env: list[dict[str, Any]] = [
         e.model_dump(by_alias=True, exclude_none=True) for e in template.env
     ]
@@ -155,9 +158,10 @@ def pod(
             if template.security_context is not None
             else CONTAINER_SECURITY_CONTEXT
         ),
-        "readinessProbe": http_probe(READY_PATH, spec.metrics_port, failures=3),
+        "readinessProbe": http_probe(READY_PATH, spec.metrics_port, 3, period),
+        # the same tolerance whatever the period: the worker's own bounds build on it
         "livenessProbe": http_probe(
-            HEALTH_PATH, spec.metrics_port, failures=LIVENESS_TOLERANCE_SECONDS // PERIOD_SECONDS
+            HEALTH_PATH, spec.metrics_port, -(-LIVENESS_TOLERANCE_SECONDS // period), period
         ),
     }
     for key, value in (
@@ -251,10 +255,11 @@ def _field_env(name: str, path: str) -> dict[str, Any]:
     return {"name": name, "valueFrom": {"fieldRef": {"fieldPath": path}}}
 
 
-def http_probe(path: str, port: int, failures: int) -> dict[str, Any]:
-    """A probe asking ``path`` every :data:`PERIOD_SECONDS`; the agent's pods use it too."""
+def http_probe(path: str, port: int, failures: int, period: int) -> dict[str, Any]:
+    """A probe asking ``path`` every ``period`` s (``spec.probes``); the agent's pods use
+    it too."""
     return {
         "httpGet": {"path": path, "port": port},
-        "periodSeconds": PERIOD_SECONDS,
+        "periodSeconds": period,
         "failureThreshold": failures,
     }

@@ -17,7 +17,9 @@ from pydantic import Field, model_validator
 
 from segue.operator.api.base import DNS1123_SUBDOMAIN, STORAGE_SIZE, Model
 from segue.operator.api.template import PodTemplate
+from segue.operator.autoscale import CATCH_UP_SECONDS, WINDOW_SECONDS
 from segue.protocol.names import DEFAULT_METRICS_PORT, DEFAULT_STATE_DIR
+from segue.protocol.probes import PERIOD_SECONDS
 
 # pydantic copies mutable defaults per instance; ruff knows that only of models whose
 # pydantic base is in the same file, and Model's is in base.
@@ -123,9 +125,23 @@ class State(Model):
 class Autoscaling(Model):
     """What the autoscaling signal assumes of this app (docs/autoscaling.md)."""
 
-    catch_up_seconds: int = Field(default=300, ge=1, le=86400)
+    catch_up_seconds: int = Field(default=CATCH_UP_SECONDS, ge=1, le=86400)
     """How soon a backlog should be drained: the signal (`segue-replicas-needed`) asks
     for enough pods to clear it within this while input keeps arriving."""
+    window_seconds: int = Field(default=WINDOW_SECONDS, ge=5, le=600)
+    """How many seconds of input samples a rate is taken over. Shorter follows a step
+    of input sooner and is noisier; the default is one HPA sync period. After Kafka was
+    unavailable, no value is served until a whole window was sampled again."""
+
+
+class Probes(Model):
+    """How the kubelet asks the pods' `/readyz` and `/healthz` (Segue writes both
+    probes)."""
+
+    period_seconds: int = Field(default=PERIOD_SECONDS, ge=1, le=10)
+    """Seconds between two probes. A pod is ready at most this long after it can serve;
+    its liveness probe restarts it only after the same 40 s of failures whatever the
+    period."""
 
 
 class Rollout(Model):
@@ -171,3 +187,5 @@ class StreamAppSpec(Model):
     """What the autoscaling signal assumes; every field has a default."""
     rollout: Rollout = Rollout()
     """How template changes roll through the pods; one at a time by default."""
+    probes: Probes = Probes()
+    """How often the pods are probed; every field has a default."""

@@ -9,9 +9,10 @@ package reads a clock or a broker.
 
 Why a window: one step is 0.3 s to 5 s apart, a worker commits every 100 ms and its
 counters move in bursts, so a rate from two neighbouring samples is noise.
-:func:`remember` keeps the samples of the last ``seconds`` (:data:`WINDOW_SECONDS`,
-15 s: one HPA sync period, several operator steps even when idle) plus the one just
-before, so the window spans at least ``seconds`` once that much history exists.
+:func:`remember` keeps the samples of the last ``seconds`` (the app's
+``spec.autoscaling.windowSeconds``, by default :data:`WINDOW_SECONDS`, 15 s: one HPA
+sync period, several operator steps even when idle) plus the one just before, so the
+window spans at least ``seconds`` once that much history exists.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from dataclasses import dataclass
 
 Partition = tuple[str, int]
 
-WINDOW_SECONDS = 15.0
+WINDOW_SECONDS = 15  # spec.autoscaling.windowSeconds' default
 
 
 @dataclass(frozen=True)

@@ -41,7 +41,7 @@ from segue.operator.autoscale.rates import rates
 from segue.operator.autoscale.sample import Sample
 
 SLACK_SECONDS = 1.0  # a lag below this many seconds of input is a pipeline, not a backlog
-CATCH_UP_SECONDS = 300.0  # drain a backlog within this (a StreamApp's spec.autoscaling says)
+CATCH_UP_SECONDS = 300  # drain a backlog within this: spec.autoscaling.catchUpSeconds' default
 
 
 def catch_up(lag: float, drain: float, inflow: float) -> float:

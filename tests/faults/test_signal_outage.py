@@ -20,11 +20,20 @@ from typing import Any, NamedTuple
 import pytest
 from kubernetes import client
 
-from segue.operator.reconcile import REGAINING
+from segue.operator.reconcile import regaining
 from segue.stack.apps import Apps, keyed_input
 from tests.metricsapi.aggregation import metric_path, through_apiserver
 from tests.operator.e2e import OperatorProcess, wait_for
-from tests.operator.test_e2e_hpa import METRIC, MIN, hpa, hpa_why, replicas, serving_operator, tally
+from tests.operator.test_e2e_hpa import (
+    METRIC,
+    MIN,
+    WINDOW,
+    hpa,
+    hpa_why,
+    replicas,
+    serving_operator,
+    tally,
+)
 from tests.operator.test_e2e_scaling import diagnose
 from tests.worker.harness import read_committed
 from tests.worker.scenarios import check_exact
@@ -171,7 +180,7 @@ def test_an_hpa_never_scales_down_on_a_signal_kafka_could_not_give(
         # stalled with the broker and catches up, so a window spanning the gap reads a
         # trickle (seen in CI: 0.108 served, the HPA scaling 4 -> 1), and it said so
         assert first >= before / 2, f"{first} served first after the outage\n{why()}"
-        assert any(REGAINING in body for body in said), said
+        assert any(regaining(WINDOW) in body for body in said), said
     finally:
         sent = producer.stop()
     total = sum(sent.values())

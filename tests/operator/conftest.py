@@ -65,7 +65,8 @@ _FULL_SPEC: dict[str, Any] = {
         "learnerPromotion": "batch",
     },
     "rollout": {"maxUnavailable": 2},
-    "autoscaling": {"catchUpSeconds": 60},
+    "autoscaling": {"catchUpSeconds": 60, "windowSeconds": 30},
+    "probes": {"periodSeconds": 5},
     "state": {
         "retention": "Retain",
         "volumeClaim": {
@@ -146,6 +147,8 @@ BAD_SPECS: list[tuple[dict[str, Any], str]] = [
     ),
     ({"state": {"retention": "Keep"}}, "spec.state.retention"),
     ({"autoscaling": {"catchUpSeconds": 0}}, "spec.autoscaling.catchUpSeconds"),
+    ({"autoscaling": {"windowSeconds": 2}}, "spec.autoscaling.windowSeconds"),
+    ({"probes": {"periodSeconds": 0}}, "spec.probes.periodSeconds"),
     ({"rollout": {"maxUnavailable": 0}}, "spec.rollout.maxUnavailable"),
     ({"state": {"volumeClaim": {"size": "lots"}}}, "spec.state.volumeClaim.size"),
     ({"topology": {"subTopologies": []}}, "spec.topology.subTopologies"),

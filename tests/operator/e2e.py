@@ -107,6 +107,9 @@ def worker_command(app: str, **app_args: str) -> list[str]:
     return command
 
 
+PROBE_PERIOD = 1  # seconds: spec.probes.periodSeconds of the tests' apps
+
+
 def streamapp(
     name: str,
     *,
@@ -128,6 +131,9 @@ def streamapp(
             "env": [{"name": "SEGUE_COMMIT_INTERVAL_MS", "value": "100"}],
         },
         "scaling": {"expansionTimeoutSeconds": 5, **(scaling or {})},
+        # ready within a second of it: the apps of the README, the demo and the chart's
+        # tests keep the default period (2 s)
+        "probes": {"periodSeconds": PROBE_PERIOD},
     }
     if topology is not None:
         spec["topology"] = {"subTopologies": topology}

@@ -20,7 +20,7 @@ from tests.metricsapi.aggregation import metric_path, through_apiserver
 from tests.worker.harness import read_committed
 
 from .e2e import OperatorProcess, wait_for
-from .test_e2e_hpa import CATCH_UP, MAX, METRIC, MIN, hpa, hpa_why, replicas, serving
+from .test_e2e_hpa import AUTOSCALING, MAX, METRIC, MIN, hpa, hpa_why, replicas, serving
 from .test_e2e_kstreams import built, exact_string_counts, wordcount
 from .test_e2e_scaling import diagnose
 
@@ -59,7 +59,7 @@ def test_the_hpa_scales_a_kafka_streams_app_out_on_a_step_and_back_in(  # noqa: 
     apps = Apps(kube_api, namespace)
     scaler = client.AutoscalingV2Api(kube_api)
     body, source, output = wordcount(kafka, tmp_path, built[1], replicas=MIN, line_cost_ms=COST_MS)
-    body["spec"]["autoscaling"] = {"catchUpSeconds": CATCH_UP}
+    body["spec"]["autoscaling"] = AUTOSCALING
     apps.create(body)
     why = hpa_why(kube, scaler, namespace, "kwc", diagnose(apps, "kwc", operator, pod_runner))
 

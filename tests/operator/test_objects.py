@@ -50,6 +50,34 @@ def test_a_pod_carries_identity_kafka_and_credentials_by_reference() -> None:
     ]
 
 
+def test_the_probes_period_is_the_apps_and_liveness_keeps_its_tolerance() -> None:
+    from segue.operator.act import agent
+    from segue.protocol.probes import LIVENESS_TOLERANCE_SECONDS, PERIOD_SECONDS
+
+    def probes(pod: dict[str, Any]) -> dict[str, tuple[int, int]]:
+        container = pod["spec"]["containers"][0]
+        return {
+            kind: (container[kind]["periodSeconds"], container[kind]["failureThreshold"])
+            for kind in ("readinessProbe", "livenessProbe")
+        }
+
+    default = probes(objects.pod("wc", "u", "wc-0", spec()))
+    assert default == {
+        "readinessProbe": (PERIOD_SECONDS, 3),
+        "livenessProbe": (PERIOD_SECONDS, LIVENESS_TOLERANCE_SECONDS // PERIOD_SECONDS),
+    }
+    every_3s = spec(probes={"periodSeconds": 3})
+    assert probes(objects.pod("wc", "u", "wc-0", every_3s)) == {
+        "readinessProbe": (3, 3),
+        "livenessProbe": (3, 14),  # 42 s: never less than the tolerance
+    }
+    assert objects.template_hash(every_3s) != objects.template_hash(spec())  # it rolls
+    streams = spec(runtime="kafka-streams", probes={"periodSeconds": 1})
+    built = objects.pod("wc", "u", "wc-0", streams)
+    injected = agent.with_agent(built, image="s:1", jar="/a.jar", metrics_port=9400, security={})
+    assert probes(injected) == {"readinessProbe": (1, 3), "livenessProbe": (1, 6)}
+
+
 def test_a_pod_runs_hardened_by_default() -> None:
     pod = objects.pod("wc", "u", "wc-0", spec())
     assert pod["spec"]["securityContext"] == {

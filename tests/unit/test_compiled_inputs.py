@@ -35,3 +35,14 @@ def test_every_other_module_is_laid_over_the_build_as_it_is(tmp_path: Path) -> N
     assert stale.read_text() == (ROOT / "worker" / "trace.py").read_text()
     assert (tmp_path / "segue" / "cli.py").read_text() == (ROOT / "src/segue/cli.py").read_text()
     assert not (tmp_path / "segue" / "assignor").exists()  # the build's own, untouched
+
+
+def test_a_module_removed_from_the_source_goes_from_the_build_too(tmp_path: Path) -> None:
+    gone = tmp_path / "segue" / "worker" / "retired.py"
+    kept = tmp_path / "segue" / "assignor" / "solve.py"  # compiled: its source is there
+    for path in (gone, kept):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("# the build's\n")
+    tool("overlay", str(tmp_path))
+    assert not gone.exists()
+    assert kept.read_text() == "# the build's\n"
