@@ -63,15 +63,17 @@ bench: venv stack compiled
 COMPILED := $(CURDIR)/build/compiled
 compiled: $(COMPILED)/.built
 # A build of the same compiled modules and of every module they import (tools/compiled.py
-# inputs), setup.py and pyproject.toml (the mypy pin) by the same Python is restored from
-# $(SEGUE_CACHE) instead (tools/cached_build.py); the step names its paths relative to the
-# clone, so a clone elsewhere finds the same key. Every other module is then copied over
-# the build as it is now, so a change outside the decision core does not rebuild it.
+# inputs), setup.py and what it reads of pyproject.toml (tools/compiled.py key: the mypy
+# pin, mypy's settings, the mapping) by the same Python is restored from $(SEGUE_CACHE)
+# instead (tools/cached_build.py); the step names its paths relative to the clone, so a
+# clone elsewhere finds the same key. Every other module is then copied over the build as
+# it is now, so a change outside the decision core does not rebuild it.
 COMPILED_SOURCES := src assignor operator pipeline protocol worker
 $(COMPILED)/.built: $(VENV)/.installed setup.py tools/compiled.py $(shell find $(COMPILED_SOURCES) -name '*.py')
 	$(BIN)/python tools/cached_build.py compiled \
-	  --inputs setup.py pyproject.toml tools/compiled.py $$($(BIN)/python tools/compiled.py inputs) \
+	  --inputs setup.py tools/compiled.py $$($(BIN)/python tools/compiled.py inputs) \
 	  --outputs build/compiled --key "$$($(BIN)/python -VV)" \
+	  --key "$$($(BIN)/python tools/compiled.py key)" \
 	  -- bash -c 'rm -rf build/compiled && SEGUE_MYPYC=1 $(BIN)/pip install --quiet \
 	    --disable-pip-version-check --no-build-isolation --no-deps --target build/compiled .'
 	$(BIN)/python tools/compiled.py overlay build/compiled

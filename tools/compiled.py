@@ -8,6 +8,7 @@ build as it is now (:func:`overlay`): a change to the worker or to the operator'
 longer rebuilds the decision core, which took about 100 s on every such change.
 
 Usage: ``python tools/compiled.py inputs`` prints the closure's files;
+``python tools/compiled.py key`` a digest of what the build reads of ``pyproject.toml``;
 ``python tools/compiled.py overlay DIR`` copies every other module into DIR's ``segue``.
 """
 
@@ -15,14 +16,21 @@ from __future__ import annotations
 
 import ast
 import fnmatch
+import hashlib
+import json
 import shutil
 import sys
+import tomllib
 from pathlib import Path
 
 from typecheck import modules
 
 ROOT = Path(__file__).resolve().parents[1]
 PROJECT = (ROOT / "pyproject.toml",)  # the distribution's own mapping, not the stack's
+# What the build reads of pyproject.toml: the distribution (the mypy pin among its extras),
+# its build system, the package mapping, mypy's settings. Not the linters' or the tests'
+# settings, whose every change rebuilt the decision core.
+BUILD_TABLES = (("build-system",), ("project",), ("tool", "setuptools"), ("tool", "mypy"))
 # Module globs, as mapped: the hot loops of `segue simulate` (bench/pipeline) and of each
 # of the operator's looks. Pydantic models and the CLIs stay interpreted.
 COMPILED = (
@@ -46,6 +54,19 @@ INTERPRETED = {
     "segue/operator/scaling/model.py",
     "segue/pipeline/policies/__init__.py",
 }
+
+
+def build_settings(pyproject: Path = PROJECT[0]) -> str:
+    """A digest of :data:`BUILD_TABLES` as ``pyproject`` has them, for the build's key."""
+    data = tomllib.loads(pyproject.read_text())
+    picked = {}
+    for path in BUILD_TABLES:
+        table = data
+        for part in path:
+            table = table.get(part, {})
+        picked[".".join(path)] = table
+    digest = hashlib.sha256(json.dumps(picked, sort_keys=True).encode()).hexdigest()
+    return f"pyproject.toml's build settings {digest[:16]}"
 
 
 def relative(path: Path, module: str) -> str:
@@ -114,6 +135,8 @@ def overlay(target: Path) -> int:
 def main(argv: list[str]) -> int:
     if argv[:1] == ["inputs"]:
         print("\n".join(str(p.relative_to(ROOT)) for p in closure()))
+    elif argv[:1] == ["key"]:
+        print(build_settings())
     elif argv[:1] == ["overlay"] and len(argv) == 2:
         overlay(Path(argv[1]))
     else:

@@ -14,7 +14,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench.host import describe
+from bench.ab import alternate, ratio, report
 from segue.stack import cds
 from segue.stack.kafka import KafkaBroker
 from segue.stack.paths import Binaries
@@ -37,21 +37,16 @@ def main(runs: int) -> str:
     binaries = Binaries.locate()
     cds.ensure(binaries)
     once(binaries, True)  # warm the page cache
-    pairs = [(once(binaries, False), once(binaries, True)) for _ in range(runs)]
+    pairs = alternate(lambda: once(binaries, False), lambda: once(binaries, True), runs)
     plain, shared = (statistics.median(p[i] for p in pairs) for i in (0, 1))
-    ratio = statistics.median(a / b for a, b in pairs)
-    return "\n".join(
+    return report(
+        f"{runs} starts each",
+        ("broker start", "seconds"),
         [
-            describe(),
-            f"{runs} starts each, alternating; medians",
-            "",
-            "| broker start | seconds |",
-            "|---|---|",
-            f"| without the archive | {plain:.2f} |",
-            f"| with the archive (-XX:SharedArchiveFile) | {shared:.2f} |",
-            "",
-            f"ratio, without / with, pair by pair: {ratio:.2f}x",
-        ]
+            ("without the archive", f"{plain:.2f}"),
+            ("with the archive (-XX:SharedArchiveFile)", f"{shared:.2f}"),
+        ],
+        f"ratio, without / with, pair by pair: {ratio(pairs):.2f}x",
     )
 
 

@@ -18,7 +18,7 @@ import subprocess
 import sys
 import time
 
-from bench.host import describe
+from bench.ab import alternate, ratio, report
 
 WORKER = (
     "import segue.cli, segue.worker.cli, segue.worker.config, segue.worker.logs, "
@@ -44,26 +44,26 @@ def once(code: str) -> tuple[float, float]:
 def main(runs: int) -> str:
     once(WORKER)  # warm the page cache and the byte-code caches of both
     once(PEER)
-    worker: list[tuple[float, float]] = []
-    peer: list[tuple[float, float]] = []
-    for _ in range(runs):
-        worker.append(once(WORKER + CHECK.format(peer=False)))
-        peer.append(once(PEER + CHECK.format(peer=True)))
+    pairs = alternate(
+        lambda: once(WORKER + CHECK.format(peer=False)),
+        lambda: once(PEER + CHECK.format(peer=True)),
+        runs,
+    )
+    worker, peer = [w for w, _ in pairs], [p for _, p in pairs]
     cpu_w, cpu_p = (statistics.median(c for c, _ in r) for r in (worker, peer))
     wall_w, wall_p = (statistics.median(w for _, w in r) for r in (worker, peer))
-    ratio = statistics.median(p[0] / w[0] for w, p in zip(worker, peer, strict=True))
-    return "\n".join(
+    return report(
+        f"{runs} runs each",
+        ("what loads", "CPU s", "wall s"),
         [
-            describe(),
-            f"{runs} runs each, alternating; medians",
-            "",
-            "| what loads | CPU s | wall s |",
-            "|---|---|---|",
-            f"| the worker's start (segue.worker.kubeapi) | {cpu_w:.3f} | {wall_w:.3f} |",
-            f"| the same with the kubernetes client's CoreV1Api | {cpu_p:.3f} | {wall_p:.3f} |",
-            "",
-            f"CPU ratio, client / worker, pair by pair: {ratio:.2f}x",
-        ]
+            ("the worker's start (segue.worker.kubeapi)", f"{cpu_w:.3f}", f"{wall_w:.3f}"),
+            (
+                "the same with the kubernetes client's CoreV1Api",
+                f"{cpu_p:.3f}",
+                f"{wall_p:.3f}",
+            ),
+        ],
+        f"CPU ratio, client / worker, pair by pair: {ratio((p[0], w[0]) for w, p in pairs):.2f}x",
     )
 
 

@@ -46,3 +46,26 @@ def test_a_module_removed_from_the_source_goes_from_the_build_too(tmp_path: Path
     tool("overlay", str(tmp_path))
     assert not gone.exists()
     assert kept.read_text() == "# the build's\n"
+
+
+def test_the_key_reads_what_the_build_reads_of_pyproject_and_not_the_linters(
+    tmp_path: Path,
+) -> None:
+    sys.path.insert(0, str(TOOL.parent))
+    try:
+        from compiled import build_settings
+    finally:
+        sys.path.remove(str(TOOL.parent))
+    text = (ROOT / "pyproject.toml").read_text()
+    assert "\n[tool.ruff]\nline-length = 100\n" in text
+    assert "\n[tool.mypy]\n" in text
+
+    def key(changed: str) -> str:
+        (tmp_path / "pyproject.toml").write_text(changed)
+        return build_settings(tmp_path / "pyproject.toml")
+
+    assert tool("key").strip() == key(text)
+    linted = text.replace("\n[tool.ruff]\nline-length = 100\n", "\n[tool.ruff]\nline-length = 99\n")
+    assert key(linted) == key(text)  # a linter's setting: the build is restored
+    typed = text.replace("\n[tool.mypy]\n", "\n[tool.mypy]\nwarn_unreachable = false\n")
+    assert key(typed) != key(text)  # mypy's: built again
