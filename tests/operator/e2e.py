@@ -131,8 +131,8 @@ def streamapp(
             "env": [{"name": "SEGUE_COMMIT_INTERVAL_MS", "value": "100"}],
         },
         "scaling": {"expansionTimeoutSeconds": 5, **(scaling or {})},
-        # ready within a second of it: the apps of the README, the demo and the chart's
-        # tests keep the default period (2 s)
+        # ready within a second of it: the apps of the README and of the demo keep the
+        # default period (2 s)
         "probes": {"periodSeconds": PROBE_PERIOD},
     }
     if topology is not None:
